@@ -1,0 +1,92 @@
+import { Construct } from 'constructs';
+import type { NodeClassConfig } from '../config/karpenter-schema.js';
+import { Ec2NodeClass, type Ec2NodeClassSpec } from '../imports/ec2nodeclass-karpenter.k8s.aws.js';
+import { SYNC_WAVE, syncWave } from './metadata.js';
+
+export interface KarpenterNodeClassProps {
+  /** The node class as written in the environment file. */
+  readonly config: NodeClassConfig;
+  /** Cluster name: value of the `karpenter.sh/discovery` tag the default selectors match. */
+  readonly clusterName: string;
+  /** IAM role for nodes, from the infra outputs. Used unless the config sets role or instanceProfile. */
+  readonly nodeRoleName: string;
+}
+
+/** Tag that infra puts on the private subnets and the cluster security group. */
+export const DISCOVERY_TAG = 'karpenter.sh/discovery';
+
+/** The AMI alias used when a node class names none. Production should pin (a warning says so). */
+export const DEFAULT_AMI_ALIAS = 'al2023@latest';
+
+/** Karpenter's API defaults for IMDS, emitted explicitly so Argo CD sees no drift. */
+const DEFAULT_METADATA_OPTIONS = { httpEndpoint: 'enabled', httpProtocolIPv6: 'disabled', httpPutResponseHopLimit: 1, httpTokens: 'required' } as const;
+
+/** One `EC2NodeClass`: the AWS side of a group of nodes (AMI, subnets, security groups, role). */
+export class KarpenterNodeClass extends Construct {
+  public readonly apiObject: Ec2NodeClass;
+
+  constructor(scope: Construct, id: string, props: KarpenterNodeClassProps) {
+    super(scope, id);
+    const c = props.config;
+    const discovery = [{ tags: { [DISCOVERY_TAG]: props.clusterName } }];
+    const spec: Ec2NodeClassSpec = {
+      role: c.instanceProfile === undefined ? (c.role ?? props.nodeRoleName) : undefined,
+      instanceProfile: c.instanceProfile,
+      amiFamily: c.amiFamily,
+      amiSelectorTerms: c.amiSelectorTerms ?? [{ alias: DEFAULT_AMI_ALIAS }],
+      subnetSelectorTerms: c.subnetSelectorTerms ?? discovery,
+      securityGroupSelectorTerms: c.securityGroupSelectorTerms ?? discovery,
+      capacityReservationSelectorTerms: c.capacityReservationSelectorTerms?.map((t) => ({
+        id: t.id,
+        ownerId: t.ownerID,
+        instanceMatchCriteria: t.instanceMatchCriteria,
+        tags: t.tags,
+      })),
+      placementGroupSelector: c.placementGroupSelector,
+      associatePublicIpAddress: c.associatePublicIPAddress,
+      detailedMonitoring: c.detailedMonitoring,
+      instanceStorePolicy: c.instanceStorePolicy,
+      ipPrefixCount: c.ipPrefixCount,
+      context: c.context,
+      cpuOptions: c.cpuOptions,
+      connectionTracking: c.connectionTracking,
+      kubelet: c.kubelet && {
+        clusterDns: c.kubelet.clusterDNS,
+        maxPods: c.kubelet.maxPods,
+        podsPerCore: c.kubelet.podsPerCore,
+        systemReserved: c.kubelet.systemReserved,
+        kubeReserved: c.kubelet.kubeReserved,
+        evictionHard: c.kubelet.evictionHard,
+        evictionSoft: c.kubelet.evictionSoft,
+        evictionSoftGracePeriod: c.kubelet.evictionSoftGracePeriod,
+        evictionMaxPodGracePeriod: c.kubelet.evictionMaxPodGracePeriod,
+        imageGcHighThresholdPercent: c.kubelet.imageGCHighThresholdPercent,
+        imageGcLowThresholdPercent: c.kubelet.imageGCLowThresholdPercent,
+        cpuCfsQuota: c.kubelet.cpuCFSQuota,
+      },
+      blockDeviceMappings: c.blockDeviceMappings?.map((b) => ({
+        deviceName: b.deviceName,
+        rootVolume: b.rootVolume,
+        ebs: b.ebs && {
+          deleteOnTermination: b.ebs.deleteOnTermination,
+          encrypted: b.ebs.encrypted,
+          iops: b.ebs.iops,
+          kmsKeyId: b.ebs.kmsKeyID,
+          snapshotId: b.ebs.snapshotID,
+          throughput: b.ebs.throughput,
+          volumeInitializationRate: b.ebs.volumeInitializationRate,
+          volumeSize: b.ebs.volumeSize,
+          volumeType: b.ebs.volumeType,
+        },
+      })),
+      metadataOptions: { ...DEFAULT_METADATA_OPTIONS, ...c.metadataOptions },
+      networkInterfaces: c.networkInterfaces,
+      tags: c.tags,
+      userData: c.userData,
+    } as Ec2NodeClassSpec;
+    this.apiObject = new Ec2NodeClass(this, 'Resource', {
+      metadata: { name: c.name, annotations: syncWave(SYNC_WAVE.nodeClass) },
+      spec,
+    });
+  }
+}

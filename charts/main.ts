@@ -1,0 +1,54 @@
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { replaceDirectories, writeFileAtomic } from '../config/atomic.js';
+import { environmentJsonSchema } from './json-schema.js';
+import { ConfigError } from '../config/errors.js';
+import { synthesize } from './synth.js';
+
+/**
+ * `npm run synth [-- --env <name> ...]`: validates every input, renders every file in
+ * memory, then swaps dist/ (or dist/<env>) in atomically. Also the app of `cdk8s synth`,
+ * which sets CDK8S_OUTDIR.
+ */
+function main(argv: readonly string[]): number {
+  const started = process.hrtime.bigint();
+  const { values } = parseArgs({
+    args: [...argv],
+    options: { env: { type: 'string', multiple: true }, root: { type: 'string' } },
+    strict: true,
+  });
+  const root = resolve(values.root ?? process.cwd());
+  const only = (values.env ?? []).flatMap((e) => e.split(',')).filter(Boolean);
+  const distDir = process.env.CDK8S_OUTDIR ? resolve(process.env.CDK8S_OUTDIR) : join(root, 'dist');
+
+  const result = synthesize({ root, only });
+
+  const trees = new Map<string, Map<string, string>>();
+  if (only.length > 0) {
+    for (const env of result.environments) trees.set(join(distDir, env.environment.name), new Map(env.files));
+  } else {
+    const all = new Map<string, string>();
+    for (const env of result.environments) for (const [f, text] of env.files) all.set(join(env.environment.name, f), text);
+    trees.set(distDir, all);
+  }
+  replaceDirectories(trees);
+  writeFileAtomic(join(root, 'environments', 'schema.json'), environmentJsonSchema());
+
+  for (const w of result.warnings) process.stderr.write(`warning: ${w}\n`);
+  const ms = Number((process.hrtime.bigint() - started) / 1_000_000n);
+  const summary = result.environments.map((e) => `${e.environment.name} (${e.objects.length} objects)`).join(', ');
+  process.stdout.write(`synthesized ${summary} into ${join(distDir.replace(`${root}/`, ''), '')}/ in ${ms} ms\n`);
+  return 0;
+}
+
+try {
+  process.exitCode = main(process.argv.slice(2));
+} catch (err) {
+  if (err instanceof ConfigError) {
+    process.stderr.write(`error: invalid input, nothing was written\n${err.message}\n`);
+    process.exitCode = 1;
+  } else {
+    process.stderr.write(`error: ${(err as Error).stack ?? String(err)}\n`);
+    process.exitCode = 2;
+  }
+}

@@ -1,0 +1,76 @@
+import { join } from 'node:path';
+import { App, type Chart } from 'cdk8s';
+import { ConfigError } from '../config/errors.js';
+import { loadEnvironments, type LoadedEnvironment } from '../config/environment.js';
+import { outputsPath, readOutputs, type InfraOutputs } from '../config/outputs.js';
+import { EnvironmentChart } from './environment-chart.js';
+import { renderFiles, validateConstructs, type Manifest } from './render.js';
+
+export interface SynthOptions {
+  /** Repository root: environments/, infra/outputs/ are read from here. */
+  readonly root: string;
+  /** Only these environments (default: all). */
+  readonly only?: readonly string[];
+}
+
+export interface EnvironmentResult {
+  readonly environment: LoadedEnvironment;
+  readonly outputs: InfraOutputs;
+  readonly objects: readonly Manifest[];
+  /** File name -> YAML text, sorted by name. */
+  readonly files: ReadonlyMap<string, string>;
+}
+
+export interface SynthResult {
+  readonly environments: readonly EnvironmentResult[];
+  readonly warnings: readonly string[];
+}
+
+/**
+ * The whole synth, in memory: read and validate every input, build the charts, check
+ * them, render every file. Nothing is written here, so any error leaves dist/ as it was.
+ */
+export function synthesize(opts: SynthOptions): SynthResult {
+  const environments = loadEnvironments(join(opts.root, 'environments'), opts.only, opts.root);
+  const app = new App({ outdir: join(opts.root, 'dist') });
+  const errors: ConfigError[] = [];
+  const built: Array<{ environment: LoadedEnvironment; outputs: InfraOutputs; chart: Chart }> = [];
+  for (const environment of environments) {
+    try {
+      const outputs = readMatchingOutputs(opts.root, environment);
+      built.push({ environment, outputs, chart: new EnvironmentChart(app, { environment, outputs }) });
+    } catch (err) {
+      if (err instanceof ConfigError) errors.push(err);
+      else throw err;
+    }
+  }
+  if (errors.length > 0) throw errors.length === 1 ? errors[0] : new ConfigError(errors[0]!.file, errors.flatMap((e) => e.issues.map((i) => ({ ...i, path: `${e.file}: ${i.path}` }))));
+
+  const results = built.map(({ environment, outputs, chart }) => {
+    validateConstructs(chart);
+    const objects = chart.toJson() as Manifest[];
+    return { environment, outputs, objects, files: renderFiles(objects, `dist/${environment.name}`) };
+  });
+  return { environments: results, warnings: environments.flatMap((e) => e.warnings) };
+}
+
+/** Outputs of an environment, checked against its config: a stale or foreign outputs file is an error. */
+function readMatchingOutputs(root: string, environment: LoadedEnvironment): InfraOutputs {
+  const file = outputsPath(environment.name);
+  const outputs = readOutputs(join(root, file));
+  const { cluster, karpenter } = environment.config;
+  const pairs: Array<[keyof InfraOutputs, string, string]> = [
+    ['clusterName', cluster.name, 'cluster.name'],
+    ['region', cluster.region, 'cluster.region'],
+    ['kubernetesVersion', cluster.kubernetesVersion, 'cluster.kubernetesVersion'],
+    ['karpenterChartVersion', karpenter.chartVersion, 'karpenter.chartVersion'],
+  ];
+  const issues = pairs
+    .filter(([key, expected]) => outputs[key] !== expected)
+    .map(([key, expected, field]) => ({
+      path: key,
+      message: `must match ${environment.file} ${field} "${expected}", got "${outputs[key]}" (re-run \`npm run infra -- apply --env ${environment.name}\`)`,
+    }));
+  if (issues.length > 0) throw new ConfigError(file, issues);
+  return outputs;
+}

@@ -1,0 +1,348 @@
+import { z } from 'zod';
+import {
+  NodePoolSpecDisruptionBudgetsReasons,
+  NodePoolSpecDisruptionConsolidationPolicy,
+  NodePoolSpecTemplateSpecRequirementsOperator,
+  NodePoolSpecTemplateSpecTaintsEffect,
+} from '../imports/nodepool-karpenter.sh.js';
+import {
+  Ec2NodeClassSpecAmiFamily,
+  Ec2NodeClassSpecBlockDeviceMappingsEbsVolumeType,
+  Ec2NodeClassSpecCapacityReservationSelectorTermsInstanceMatchCriteria,
+  Ec2NodeClassSpecCpuOptionsNestedVirtualization,
+  Ec2NodeClassSpecInstanceStorePolicy,
+  Ec2NodeClassSpecMetadataOptionsHttpEndpoint,
+  Ec2NodeClassSpecMetadataOptionsHttpProtocolIPv6,
+  Ec2NodeClassSpecMetadataOptionsHttpTokens,
+  Ec2NodeClassSpecNetworkInterfacesInterfaceType,
+} from '../imports/ec2nodeclass-karpenter.k8s.aws.js';
+import { cronProblem } from './cron.js';
+import { budgetDuration, duration, durationOrNever, enumOf, labelKey, labelValue, objectName, quantity, strict } from './schema-kit.js';
+
+/**
+ * The NodePool and EC2NodeClass parts of an environment file. Field names and shapes
+ * are Karpenter's own (what a user would write in the CRD by hand), flattened one level
+ * for NodePools (`template.spec.*` and `template.metadata.*` sit on the pool itself).
+ * Enumerations come from the types imported from the CRDs, so a Karpenter upgrade
+ * that changes them shows up as a type error here.
+ */
+
+
+// ---------------------------------------------------------------- restricted labels
+
+/** Label keys Karpenter lets NodePools use in karpenter.k8s.aws (from the CRD's CEL rules). */
+export const KARPENTER_AWS_WELL_KNOWN_LABELS = [
+  'karpenter.k8s.aws/instance-tenancy',
+  'karpenter.k8s.aws/capacity-reservation-type',
+  'karpenter.k8s.aws/capacity-reservation-id',
+  'karpenter.k8s.aws/capacity-reservation-interruptible',
+  'karpenter.k8s.aws/ec2nodeclass',
+  'karpenter.k8s.aws/instance-encryption-in-transit-supported',
+  'karpenter.k8s.aws/instance-category',
+  'karpenter.k8s.aws/instance-hypervisor',
+  'karpenter.k8s.aws/instance-family',
+  'karpenter.k8s.aws/instance-generation',
+  'karpenter.k8s.aws/instance-local-nvme',
+  'karpenter.k8s.aws/instance-size',
+  'karpenter.k8s.aws/instance-cpu',
+  'karpenter.k8s.aws/instance-cpu-manufacturer',
+  'karpenter.k8s.aws/instance-cpu-sustained-clock-speed-mhz',
+  'karpenter.k8s.aws/instance-memory',
+  'karpenter.k8s.aws/instance-ebs-bandwidth',
+  'karpenter.k8s.aws/instance-network-bandwidth',
+  'karpenter.k8s.aws/instance-gpu-name',
+  'karpenter.k8s.aws/instance-gpu-manufacturer',
+  'karpenter.k8s.aws/instance-gpu-count',
+  'karpenter.k8s.aws/instance-gpu-memory',
+  'karpenter.k8s.aws/instance-accelerator-name',
+  'karpenter.k8s.aws/instance-accelerator-manufacturer',
+  'karpenter.k8s.aws/instance-accelerator-count',
+  'karpenter.k8s.aws/instance-capability-flex',
+  'karpenter.k8s.aws/placement-group-id',
+  'karpenter.k8s.aws/placement-group-partition',
+] as const;
+
+/** Why Karpenter would refuse this key on a NodePool label or requirement, if it would. */
+export function restrictedLabelProblem(key: string): string | undefined {
+  if (key === 'kubernetes.io/hostname') return 'label "kubernetes.io/hostname" is restricted: Karpenter sets it per node';
+  if (key === 'karpenter.sh/nodepool') return 'label "karpenter.sh/nodepool" is restricted: Karpenter sets it to the NodePool name';
+  const domain = key.includes('/') ? key.slice(0, key.indexOf('/')) : '';
+  if (domain.endsWith('karpenter.sh') && key !== 'karpenter.sh/capacity-type') {
+    return 'label domain "karpenter.sh" is restricted (only karpenter.sh/capacity-type may be used)';
+  }
+  if (domain.endsWith('karpenter.k8s.aws') && !(KARPENTER_AWS_WELL_KNOWN_LABELS as readonly string[]).includes(key)) {
+    return 'label domain "karpenter.k8s.aws" is restricted to its well-known labels (instance-category, instance-family, instance-generation, instance-size, ...)';
+  }
+  return undefined;
+}
+
+const nodeLabelKey = labelKey.superRefine((key, ctx) => {
+  const problem = restrictedLabelProblem(key);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem, input: key });
+});
+
+// ---------------------------------------------------------------- NodePool
+
+const NUMERIC_OPERATORS: readonly string[] = ['Gt', 'Lt', 'Gte', 'Lte'];
+
+export const requirementSchema = strict({
+  key: nodeLabelKey,
+  operator: enumOf(NodePoolSpecTemplateSpecRequirementsOperator),
+  values: z.array(labelValue).optional(),
+  minValues: z.number().int().min(1, { error: 'must be an integer from 1 to 50' }).max(50, { error: 'must be an integer from 1 to 50' }).optional(),
+}).superRefine((req, ctx) => {
+  const values = req.values ?? [];
+  if ((req.operator === 'In' || req.operator === 'NotIn') && values.length === 0) {
+    ctx.addIssue({ code: 'custom', path: ['values'], message: `must list at least one value for operator ${req.operator}`, input: req.values });
+  }
+  if ((req.operator === 'Exists' || req.operator === 'DoesNotExist') && values.length > 0) {
+    ctx.addIssue({ code: 'custom', path: ['values'], message: `must be empty for operator ${req.operator}`, input: req.values });
+  }
+  if (NUMERIC_OPERATORS.includes(req.operator) && (values.length !== 1 || !/^[0-9]+$/.test(values[0]!))) {
+    ctx.addIssue({ code: 'custom', path: ['values'], message: `must be a single non-negative integer for operator ${req.operator}`, input: req.values });
+  }
+  if (req.minValues !== undefined && req.operator === 'In' && values.length < req.minValues) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['minValues'],
+      message: `must not exceed the number of values (${values.length}) of this requirement`,
+      input: req.minValues,
+    });
+  }
+});
+export type Requirement = z.infer<typeof requirementSchema>;
+
+const taintSchema = strict({
+  key: labelKey,
+  value: z.string().optional(),
+  effect: enumOf(NodePoolSpecTemplateSpecTaintsEffect),
+});
+
+export const budgetSchema = strict({
+  nodes: z
+    .union([z.string(), z.number()], { error: 'must be a whole number of nodes (e.g. 5) or a percentage from 0% to 100% (e.g. 10%)' })
+    .transform((v) => String(v))
+    .pipe(z.string().regex(/^((100|[0-9]{1,2})%|[0-9]+)$/, { error: 'must be a whole number of nodes (e.g. 5) or a percentage from 0% to 100% (e.g. 10%)' })),
+  schedule: z
+    .string({ error: 'must be a cron schedule' })
+    .superRefine((s, ctx) => {
+      const problem = cronProblem(s);
+      if (problem) ctx.addIssue({ code: 'custom', message: `must be a cron schedule such as "0 9 * * mon-fri" or @daily (${problem})`, input: s });
+    })
+    .optional(),
+  duration: budgetDuration.optional(),
+  reasons: z.array(enumOf(NodePoolSpecDisruptionBudgetsReasons)).max(50).optional(),
+}).superRefine((b, ctx) => {
+  if ((b.schedule === undefined) !== (b.duration === undefined)) {
+    const missing = b.schedule === undefined ? 'schedule' : 'duration';
+    ctx.addIssue({
+      code: 'custom',
+      path: [missing],
+      message: `is required when ${missing === 'schedule' ? 'duration' : 'schedule'} is set (a budget window needs both a start and a length)`,
+      input: undefined,
+    });
+  }
+});
+export type Budget = z.infer<typeof budgetSchema>;
+
+export const disruptionSchema = strict({
+  consolidationPolicy: enumOf(NodePoolSpecDisruptionConsolidationPolicy).optional(),
+  consolidateAfter: durationOrNever.optional(),
+  budgets: z.array(budgetSchema).max(50).optional(),
+});
+
+/** Presets: article 1 (prod), article 2, and a cheap dev pool. See charts/presets.ts. */
+export const NODE_POOL_PRESETS = ['spot-with-on-demand-fallback', 'spot-multi-arch', 'spot-small'] as const;
+
+export const nodePoolSchema = strict({
+  name: objectName,
+  /** Starting point for requirements, limits, expiry and disruption; explicit fields win. */
+  preset: z.enum(NODE_POOL_PRESETS, { error: `must be one of ${NODE_POOL_PRESETS.join(', ')}` }).optional(),
+  /** Name of an entry of `nodeClasses`. */
+  nodeClass: objectName.default('default'),
+  /** Merged by key over the preset's requirements: same key replaces, new key appends. */
+  requirements: z.array(requirementSchema).max(100).optional(),
+  labels: z.record(nodeLabelKey, labelValue).optional(),
+  annotations: z.record(labelKey, z.string()).optional(),
+  taints: z.array(taintSchema).optional(),
+  startupTaints: z.array(taintSchema).optional(),
+  expireAfter: durationOrNever.optional(),
+  terminationGracePeriod: duration.optional(),
+  limits: z.record(z.string(), quantity).optional(),
+  weight: z.number().int().min(1, { error: 'must be an integer from 1 to 100' }).max(100, { error: 'must be an integer from 1 to 100' }).optional(),
+  /** Static NodePool (fixed node count); incompatible with weight and with limits other than nodes. */
+  replicas: z.number().int().min(0).optional(),
+  disruption: disruptionSchema.optional(),
+}).superRefine((p, ctx) => {
+  if (p.replicas !== undefined && p.weight !== undefined) {
+    ctx.addIssue({ code: 'custom', path: ['weight'], message: 'must not be set on a static NodePool (replicas is set)', input: p.weight });
+  }
+  if (p.replicas !== undefined && p.limits && Object.keys(p.limits).some((k) => k !== 'nodes')) {
+    ctx.addIssue({ code: 'custom', path: ['limits'], message: 'may only set "nodes" on a static NodePool (replicas is set)', input: p.limits });
+  }
+  const keys = new Map<string, number>();
+  (p.requirements ?? []).forEach((r, i) => {
+    const first = keys.get(r.key);
+    if (first !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['requirements', i, 'key'], message: `must appear once per pool; also at requirements[${first}]`, input: r.key });
+    }
+    keys.set(r.key, i);
+  });
+});
+export type NodePoolConfig = z.infer<typeof nodePoolSchema>;
+
+// ---------------------------------------------------------------- EC2NodeClass
+
+const tagMap = z.record(z.string(), z.string());
+const selectorTags = tagMap.refine((t) => Object.entries(t).every(([k, v]) => k !== '' && v !== ''), {
+  error: 'must not contain empty tag keys or values',
+});
+
+const amiSelectorTermSchema = strict({
+  alias: z
+    .string()
+    .max(30)
+    .regex(/^(al2|al2023|bottlerocket|windows2019|windows2022|windows2025)@(latest|v[0-9]+(\.[0-9]+)*|[0-9][0-9.]*)$/, {
+      error: 'must be <family>@<version>: family al2, al2023, bottlerocket or windows20xx; version latest or a pinned one such as v20250505',
+    })
+    .optional(),
+  id: z.string().regex(/^ami-[0-9a-z]+$/, { error: 'must be an AMI id (ami-...)' }).optional(),
+  name: z.string().optional(),
+  owner: z.string().optional(),
+  ssmParameter: z.string().optional(),
+  tags: selectorTags.optional(),
+}).superRefine((t, ctx) => {
+  const set = Object.keys(t).filter((k) => t[k as keyof typeof t] !== undefined);
+  if (set.length === 0) ctx.addIssue({ code: 'custom', message: 'must set one of alias, id, name, ssmParameter or tags', input: t });
+  if (t.alias !== undefined && set.length > 1) ctx.addIssue({ code: 'custom', path: ['alias'], message: 'must be the only field of its term', input: t.alias });
+  if (t.id !== undefined && t.alias === undefined && set.length > 1) ctx.addIssue({ code: 'custom', path: ['id'], message: 'must be the only field of its term', input: t.id });
+});
+
+const subnetTermSchema = strict({
+  id: z.string().regex(/^subnet-[0-9a-z]+$/, { error: 'must be a subnet id (subnet-...)' }).optional(),
+  tags: selectorTags.optional(),
+}).refine((t) => (t.id === undefined) !== (t.tags === undefined), { error: 'must set exactly one of id or tags' });
+
+const securityGroupTermSchema = strict({
+  id: z.string().regex(/^sg-[0-9a-z]+$/, { error: 'must be a security group id (sg-...)' }).optional(),
+  name: z.string().optional(),
+  tags: selectorTags.optional(),
+}).refine((t) => [t.id, t.name, t.tags].filter((v) => v !== undefined).length === 1, { error: 'must set exactly one of id, name or tags' });
+
+const capacityReservationTermSchema = strict({
+  id: z.string().regex(/^cr-[0-9a-z]+$/, { error: 'must be a capacity reservation id (cr-...)' }).optional(),
+  ownerID: z.string().regex(/^[0-9]{12}$/, { error: 'must be a 12-digit account id' }).optional(),
+  instanceMatchCriteria: enumOf(Ec2NodeClassSpecCapacityReservationSelectorTermsInstanceMatchCriteria).optional(),
+  tags: selectorTags.optional(),
+});
+
+const kubeletResources = z.record(z.enum(['cpu', 'memory', 'ephemeral-storage', 'pid'], { error: 'must be cpu, memory, ephemeral-storage or pid' }), quantity);
+const EVICTION_SIGNALS = ['memory.available', 'nodefs.available', 'nodefs.inodesFree', 'imagefs.available', 'imagefs.inodesFree', 'pid.available'] as const;
+const evictionSignal = z.enum(EVICTION_SIGNALS, { error: `must be one of ${EVICTION_SIGNALS.join(', ')}` });
+
+const kubeletSchema = strict({
+  clusterDNS: z.array(z.string()).optional(),
+  maxPods: z.number().int().min(0).optional(),
+  podsPerCore: z.number().int().min(0).optional(),
+  systemReserved: kubeletResources.optional(),
+  kubeReserved: kubeletResources.optional(),
+  evictionHard: z.record(evictionSignal, z.string()).optional(),
+  evictionSoft: z.record(evictionSignal, z.string()).optional(),
+  evictionSoftGracePeriod: z.record(evictionSignal, duration).optional(),
+  evictionMaxPodGracePeriod: z.number().int().optional(),
+  imageGCHighThresholdPercent: z.number().int().min(0).max(100).optional(),
+  imageGCLowThresholdPercent: z.number().int().min(0).max(100).optional(),
+  cpuCFSQuota: z.boolean().optional(),
+}).superRefine((k, ctx) => {
+  if (k.imageGCHighThresholdPercent !== undefined && k.imageGCLowThresholdPercent !== undefined && k.imageGCHighThresholdPercent <= k.imageGCLowThresholdPercent) {
+    ctx.addIssue({ code: 'custom', path: ['imageGCHighThresholdPercent'], message: 'must be greater than imageGCLowThresholdPercent', input: k.imageGCHighThresholdPercent });
+  }
+  const soft = Object.keys(k.evictionSoft ?? {});
+  const grace = Object.keys(k.evictionSoftGracePeriod ?? {});
+  for (const s of soft.filter((s) => !grace.includes(s))) {
+    ctx.addIssue({ code: 'custom', path: ['evictionSoftGracePeriod'], message: `must have an entry for evictionSoft signal "${s}"`, input: k.evictionSoftGracePeriod });
+  }
+  for (const s of grace.filter((s) => !soft.includes(s))) {
+    ctx.addIssue({ code: 'custom', path: ['evictionSoft'], message: `must have an entry for evictionSoftGracePeriod signal "${s}"`, input: k.evictionSoft });
+  }
+});
+
+const blockDeviceMappingSchema = strict({
+  deviceName: z.string().optional(),
+  rootVolume: z.boolean().optional(),
+  ebs: strict({
+    deleteOnTermination: z.boolean().optional(),
+    encrypted: z.boolean().optional(),
+    iops: z.number().int().optional(),
+    kmsKeyID: z.string().optional(),
+    snapshotID: z.string().optional(),
+    throughput: z.number().int().optional(),
+    volumeInitializationRate: z.number().int().min(100).max(300).optional(),
+    volumeSize: z
+      .string()
+      .regex(/^[0-9]+(Gi|G|Ti|T)$/, { error: 'must be a size in Gi, G, Ti or T such as 100Gi' })
+      .optional(),
+    volumeType: enumOf(Ec2NodeClassSpecBlockDeviceMappingsEbsVolumeType).optional(),
+  })
+    .refine((e) => e.snapshotID !== undefined || e.volumeSize !== undefined, { error: 'must set snapshotID or volumeSize' })
+    .optional(),
+});
+
+export const nodeClassSchema = strict({
+  name: objectName,
+  /** Defaults to [{alias: al2023@latest}]; production should pin a version. */
+  amiSelectorTerms: z.array(amiSelectorTermSchema).min(1).max(30).optional(),
+  amiFamily: enumOf(Ec2NodeClassSpecAmiFamily).optional(),
+  /** Defaults to the node role from the infra outputs. Mutually exclusive with instanceProfile. */
+  role: z.string().min(1).optional(),
+  instanceProfile: z.string().min(1).optional(),
+  /** Default: tag karpenter.sh/discovery=<cluster name>. */
+  subnetSelectorTerms: z.array(subnetTermSchema).min(1).max(30).optional(),
+  /** Default: tag karpenter.sh/discovery=<cluster name>. */
+  securityGroupSelectorTerms: z.array(securityGroupTermSchema).min(1).max(30).optional(),
+  capacityReservationSelectorTerms: z.array(capacityReservationTermSchema).max(30).optional(),
+  placementGroupSelector: strict({ id: z.string().regex(/^pg-[0-9a-z]+$/).optional(), name: z.string().optional() })
+    .refine((p) => (p.id === undefined) !== (p.name === undefined), { error: 'must set exactly one of id or name' })
+    .optional(),
+  associatePublicIPAddress: z.boolean().optional(),
+  detailedMonitoring: z.boolean().optional(),
+  instanceStorePolicy: enumOf(Ec2NodeClassSpecInstanceStorePolicy).optional(),
+  ipPrefixCount: z.number().int().min(0).optional(),
+  context: z.string().optional(),
+  cpuOptions: strict({ nestedVirtualization: enumOf(Ec2NodeClassSpecCpuOptionsNestedVirtualization).optional() }).optional(),
+  connectionTracking: strict({
+    tcpEstablishedTimeout: z.number().int().min(60).max(432000).optional(),
+    udpStreamTimeout: z.number().int().min(60).max(180).optional(),
+    udpTimeout: z.number().int().min(30).max(60).optional(),
+  }).optional(),
+  kubelet: kubeletSchema.optional(),
+  blockDeviceMappings: z.array(blockDeviceMappingSchema).max(50).optional(),
+  metadataOptions: strict({
+    httpEndpoint: enumOf(Ec2NodeClassSpecMetadataOptionsHttpEndpoint).optional(),
+    httpProtocolIPv6: enumOf(Ec2NodeClassSpecMetadataOptionsHttpProtocolIPv6).optional(),
+    httpPutResponseHopLimit: z.number().int().min(1).max(64).optional(),
+    httpTokens: enumOf(Ec2NodeClassSpecMetadataOptionsHttpTokens).optional(),
+  }).optional(),
+  networkInterfaces: z
+    .array(strict({ deviceIndex: z.number().int().min(0), networkCardIndex: z.number().int().min(0), interfaceType: enumOf(Ec2NodeClassSpecNetworkInterfacesInterfaceType) }))
+    .max(150)
+    .optional(),
+  tags: tagMap
+    .superRefine((tags, ctx) => {
+      for (const key of Object.keys(tags)) {
+        if (key === '' || key === 'eks:eks-cluster-name' || key.startsWith('kubernetes.io/cluster') || ['karpenter.sh/nodepool', 'karpenter.sh/nodeclaim', 'karpenter.k8s.aws/ec2nodeclass'].includes(key)) {
+          ctx.addIssue({ code: 'custom', path: [key], message: 'is a tag key Karpenter sets itself and refuses here', input: key });
+        }
+      }
+    })
+    .optional(),
+  userData: z.string().optional(),
+}).superRefine((c, ctx) => {
+  if (c.role !== undefined && c.instanceProfile !== undefined) {
+    ctx.addIssue({ code: 'custom', path: ['instanceProfile'], message: 'must not be set together with role (Karpenter takes one or the other)', input: c.instanceProfile });
+  }
+  if ((c.blockDeviceMappings ?? []).filter((b) => b.rootVolume).length > 1) {
+    ctx.addIssue({ code: 'custom', path: ['blockDeviceMappings'], message: 'must mark at most one mapping as rootVolume', input: undefined });
+  }
+});
+export type NodeClassConfig = z.infer<typeof nodeClassSchema>;

@@ -1,0 +1,92 @@
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { ConfigError, describeValue, issuesFromZod } from './errors.js';
+import { writeFileAtomic } from './atomic.js';
+
+/**
+ * The contract between infra (writer) and charts/argocd (readers):
+ * `infra/outputs/<env>.json`. One key table, one schema, used on both sides, so a key
+ * renamed on one side is a compile error on the other.
+ */
+export const OUTPUT_KEYS = [
+  'clusterName',
+  'region',
+  'accountId',
+  'kubernetesVersion',
+  'nodeRoleName',
+  'nodeRoleArn',
+  'controllerRoleArn',
+  'interruptionQueueName',
+  'interruptionQueueArn',
+  'karpenterChartVersion',
+  'kubeconfigCommand',
+] as const;
+export type OutputKey = (typeof OUTPUT_KEYS)[number];
+
+const arn = (service: string) => z.string().regex(new RegExp(`^arn:aws[a-z-]*:${service}:`), { error: `must be an ${service} ARN (arn:aws:${service}:...)` });
+
+export const outputsSchema = z.strictObject({
+  clusterName: z.string().min(1),
+  region: z.string().regex(/^[a-z]{2}(-gov)?-[a-z]+-\d$/, { error: 'must be an AWS region such as us-east-1' }),
+  accountId: z.string().regex(/^\d{12}$/, { error: 'must be a 12-digit AWS account id' }),
+  kubernetesVersion: z.string().regex(/^1\.\d{2}$/, { error: 'must be a Kubernetes minor version such as "1.36"' }),
+  nodeRoleName: z.string().min(1),
+  nodeRoleArn: arn('iam'),
+  controllerRoleArn: arn('iam'),
+  interruptionQueueName: z.string().min(1),
+  interruptionQueueArn: arn('sqs'),
+  karpenterChartVersion: z.string().regex(/^\d+\.\d+\.\d+$/),
+  kubeconfigCommand: z.string().min(1),
+} satisfies Record<OutputKey, z.ZodType>);
+
+export type InfraOutputs = z.infer<typeof outputsSchema>;
+
+export const outputsPath = (env: string) => `infra/outputs/${env}.json`;
+
+/**
+ * Reads and checks an outputs file. A missing file, bad JSON, or a file with missing
+ * keys fails with one message listing every missing or malformed key, and the hint to
+ * run the infra script (or to copy an example).
+ */
+export function readOutputs(file: string): InfraOutputs {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    throw new ConfigError(file, [
+      {
+        path: '',
+        message: `does not exist; run \`npm run infra -- outputs --env <env>\` after apply. It must hold: ${OUTPUT_KEYS.join(', ')}`,
+      },
+    ]);
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new ConfigError(file, [{ path: '', message: `is not valid JSON: ${(err as Error).message}` }]);
+  }
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new ConfigError(file, [{ path: '', message: `must be a JSON object with keys ${OUTPUT_KEYS.join(', ')}, got ${describeValue(raw)}` }]);
+  }
+  const missing = OUTPUT_KEYS.filter((k) => !(k in raw));
+  const parsed = outputsSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issues = issuesFromZod(parsed.error, raw).filter((i) => !missing.includes(i.path as OutputKey));
+    const head = missing.length > 0 ? [{ path: '', message: `is missing keys: ${missing.join(', ')}` }] : [];
+    throw new ConfigError(file, [...head, ...issues]);
+  }
+  return parsed.data;
+}
+
+/** Serializes outputs with keys in table order (stable diffs), ending with a newline. */
+export function renderOutputs(outputs: InfraOutputs): string {
+  const ordered = Object.fromEntries(OUTPUT_KEYS.map((k) => [k, outputs[k]]));
+  return `${JSON.stringify(ordered, null, 2)}\n`;
+}
+
+/** Validates then writes atomically (temp file + rename): readers never see half a file. */
+export function writeOutputs(file: string, outputs: InfraOutputs): void {
+  const parsed = outputsSchema.parse(outputs);
+  writeFileAtomic(file, renderOutputs(parsed));
+}
