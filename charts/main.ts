@@ -47,6 +47,9 @@ try {
   if (err instanceof ConfigError) {
     process.stderr.write(`error: invalid input, nothing was written\n${err.message}\n`);
     process.exitCode = 1;
+  } else if ((err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    process.stderr.write(`error: ${(err as Error).message}. Usage: npm run synth [-- --env <name>[,<name>...]]\n`);
+    process.exitCode = 1;
   } else {
     process.stderr.write(`error: ${(err as Error).stack ?? String(err)}\n`);
     process.exitCode = 2;

@@ -98,12 +98,10 @@ export function loadEnvironment(path: string, file = path): LoadedEnvironment {
 /** Validates environment YAML text; `file` names it in messages. */
 export function parseEnvironment(file: string, text: string): LoadedEnvironment {
   const name = basename(file).replace(/\.ya?ml$/, '');
-  const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: true });
+  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   if (doc.errors.length > 0) {
-    throw new ConfigError(
-      file,
-      doc.errors.map((e) => ({ path: '', message: `is not valid YAML: ${e.message.split('\n')[0]} (line ${e.linePos?.[0]?.line ?? '?'})` })),
-    );
+    // prettyErrors puts "at line L, column C" in the first line of each message.
+    throw new ConfigError(file, doc.errors.map((e) => ({ path: '', message: `is not valid YAML: ${e.message.split('\n')[0]!.replace(/:$/, '')}` })));
   }
   const raw: unknown = doc.toJS();
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {

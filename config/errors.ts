@@ -26,6 +26,8 @@ export function formatPath(path: readonly PropertyKey[]): string {
   let out = '';
   for (const seg of path) {
     if (typeof seg === 'number') out += `[${seg}]`;
+    // Map keys such as label names contain dots and slashes: quote them so the path stays readable.
+    else if (!/^[A-Za-z_][A-Za-z0-9_-]*$/.test(String(seg))) out += `[${JSON.stringify(String(seg))}]`;
     else out += out === '' ? String(seg) : `.${String(seg)}`;
   }
   return out;
@@ -83,11 +85,27 @@ export function issuesFromZod(error: z.ZodError, input: unknown): ConfigIssue[] 
             message: `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}, got ${describeValue(value)}`,
           });
           break;
+        case 'invalid_key':
+          // A map key failed its own check: report the key itself as the bad value.
+          for (const inner of issue.issues) {
+            out.push({ path: formatPath(path), message: `key ${inner.message}, got ${describeValue(path[path.length - 1])}` });
+          }
+          break;
         case 'invalid_union': {
           // Prefer the branch that got furthest: it is the one the user meant.
           const best = [...issue.errors].sort((a, b) => depth(b) - depth(a))[0];
           if (best && best.length > 0) visit(best, path);
           else out.push({ path: formatPath(path), message: `${issue.message}, got ${describeValue(value)}` });
+          break;
+        }
+        case 'too_small':
+        case 'too_big': {
+          // Keep messages written on the schema; replace zod's generic "Too small: ..." wording.
+          const generic = /^Too (small|big)/.test(issue.message);
+          const bound = issue.code === 'too_small' ? issue.minimum : issue.maximum;
+          const word = issue.code === 'too_small' ? 'at least' : 'at most';
+          const what = issue.origin === 'array' ? `a list of ${word} ${bound} items` : issue.origin === 'string' ? `${word} ${bound} characters long` : `${word} ${bound}`;
+          out.push({ path: formatPath(path), message: `${generic ? `must be ${what}` : issue.message}, got ${describeValue(value)}` });
           break;
         }
         default:

@@ -1,0 +1,190 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse, stringify } from 'yaml';
+import { loadEnvironment, loadEnvironments, parseEnvironment } from '../../config/environment.js';
+import { ConfigError } from '../../config/errors.js';
+import { REPO } from '../support/repo.js';
+
+const FILE = 'environments/prod.yaml';
+const prod = () => parse(readFileSync(join(REPO, FILE), 'utf8'));
+
+/** GIVEN the shipped prod environment, WHEN `edit` breaks it, THEN parsing fails with exactly `message`. */
+function rejects(edit: (env: any) => void): string {
+  const env = prod();
+  edit(env);
+  try {
+    parseEnvironment(FILE, stringify(env));
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as Error).message;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('environment files: bad input is named by file, field path, value and what is allowed', () => {
+  it.each([
+    [
+      'unknown key at the top level',
+      (e: any) => (e.clustr = 1),
+      'environments/prod.yaml: (top level): unknown field "clustr"; allowed: production, cluster, karpenter, nodeClasses, nodePools',
+    ],
+    [
+      'unknown key in a node pool',
+      (e: any) => (e.nodePools[0].expireAfterr = '1h'),
+      'environments/prod.yaml: nodePools[0]: unknown field "expireAfterr"; allowed: name, preset, nodeClass, requirements, labels, annotations, taints, startupTaints, expireAfter, terminationGracePeriod, limits, weight, replicas, disruption',
+    ],
+    ['wrong type', (e: any) => (e.karpenter.replicas = 'two'), 'environments/prod.yaml: karpenter.replicas: must be a number, got string "two"'],
+    ['wrong type (boolean)', (e: any) => (e.nodePools[1].weight = true), 'environments/prod.yaml: nodePools[1].weight: must be a number, got boolean true'],
+    [
+      'duration Karpenter rejects: 1x',
+      (e: any) => (e.nodePools[0].expireAfter = '1x'),
+      'environments/prod.yaml: nodePools[0].expireAfter: must be a duration of whole s/m/h units such as 30s, 1m, 720h or 1h30m, or Never, got "1x"',
+    ],
+    [
+      'duration Karpenter rejects: -5m',
+      (e: any) => (e.nodePools[0].disruption = { consolidateAfter: '-5m' }),
+      'environments/prod.yaml: nodePools[0].disruption.consolidateAfter: must be a duration of whole s/m/h units such as 30s, 1m, 720h or 1h30m, or Never, got "-5m"',
+    ],
+    [
+      'budget nodes above 100%',
+      (e: any) => (e.nodePools[1].disruption.budgets[0].nodes = '150%'),
+      'environments/prod.yaml: nodePools[1].disruption.budgets[0].nodes: must be a whole number of nodes (e.g. 5) or a percentage from 0% to 100% (e.g. 10%), got "150%"',
+    ],
+    [
+      'budget nodes not an integer',
+      (e: any) => (e.nodePools[1].disruption.budgets[0].nodes = 1.5),
+      'environments/prod.yaml: nodePools[1].disruption.budgets[0].nodes: must be a whole number of nodes (e.g. 5) or a percentage from 0% to 100% (e.g. 10%), got 1.5',
+    ],
+    [
+      'budget with schedule but no duration',
+      (e: any) => (e.nodePools[1].disruption.budgets[1] = { nodes: '0', schedule: '0 9 * * mon-fri' }),
+      'environments/prod.yaml: nodePools[1].disruption.budgets[1].duration: is required when schedule is set (a budget window needs both a start and a length), got nothing',
+    ],
+    [
+      'invalid cron: hour out of range',
+      (e: any) => (e.nodePools[1].disruption.budgets[1].schedule = '0 25 * * mon-fri'),
+      'environments/prod.yaml: nodePools[1].disruption.budgets[1].schedule: must be a cron schedule such as "0 9 * * mon-fri" or @daily (hour field "25": "25" is not a valid hour (0-23)), got "0 25 * * mon-fri"',
+    ],
+    [
+      'invalid cron: not five fields',
+      (e: any) => (e.nodePools[1].disruption.budgets[1].schedule = 'every day'),
+      'environments/prod.yaml: nodePools[1].disruption.budgets[1].schedule: must be a cron schedule such as "0 9 * * mon-fri" or @daily (has 2 fields, needs 5 (minute hour day-of-month month day-of-week)), got "every day"',
+    ],
+    [
+      'requirement operator outside the allowed set',
+      (e: any) => (e.nodePools[1].requirements[0].operator = 'Equals'),
+      'environments/prod.yaml: nodePools[1].requirements[0].operator: must be one of "Gte", "Lte", "In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", got "Equals"',
+    ],
+    [
+      'Gt with a non-integer value',
+      (e: any) => (e.nodePools[1].requirements[3].values = ['five']),
+      'environments/prod.yaml: nodePools[1].requirements[3].values: must be a single non-negative integer for operator Gt, got ["five"]',
+    ],
+    [
+      'In with no values',
+      (e: any) => (e.nodePools[1].requirements[0].values = []),
+      'environments/prod.yaml: nodePools[1].requirements[0].values: must list at least one value for operator In, got []',
+    ],
+    [
+      'minValues larger than the number of values',
+      (e: any) => (e.nodePools[1].requirements[2].minValues = 3),
+      'environments/prod.yaml: nodePools[1].requirements[2].minValues: must not exceed the number of values (2) of this requirement, got 3',
+    ],
+    [
+      'a NodePool pointing at a node class that does not exist',
+      (e: any) => (e.nodePools[1].nodeClass = 'gpu'),
+      'environments/prod.yaml: nodePools[1].nodeClass: must name one of the nodeClasses (default), got "gpu"',
+    ],
+    [
+      'duplicate node pool names',
+      (e: any) => (e.nodePools[1].name = 'default'),
+      'environments/prod.yaml: nodePools[1].name: must be unique among node pools; "default" is already used at index 0, got "default"',
+    ],
+    [
+      'duplicate node class names',
+      (e: any) => e.nodeClasses.push({ name: 'default' }),
+      'environments/prod.yaml: nodeClasses[1].name: must be unique among node classes; "default" is already used at index 0, got "default"',
+    ],
+    [
+      'restricted requirement key kubernetes.io/hostname',
+      (e: any) => e.nodePools[1].requirements.push({ key: 'kubernetes.io/hostname', operator: 'Exists' }),
+      'environments/prod.yaml: nodePools[1].requirements[4].key: label "kubernetes.io/hostname" is restricted: Karpenter sets it per node, got "kubernetes.io/hostname"',
+    ],
+    [
+      'restricted label karpenter.sh/nodepool',
+      (e: any) => (e.nodePools[1].labels['karpenter.sh/nodepool'] = 'x'),
+      'environments/prod.yaml: nodePools[1].labels["karpenter.sh/nodepool"]: key label "karpenter.sh/nodepool" is restricted: Karpenter sets it to the NodePool name, got "karpenter.sh/nodepool"',
+    ],
+    [
+      'restricted label domain karpenter.k8s.aws',
+      (e: any) => e.nodePools[1].requirements.push({ key: 'karpenter.k8s.aws/made-up', operator: 'Exists' }),
+      'environments/prod.yaml: nodePools[1].requirements[4].key: label domain "karpenter.k8s.aws" is restricted to its well-known labels (instance-category, instance-family, instance-generation, instance-size, ...), got "karpenter.k8s.aws/made-up"',
+    ],
+    [
+      'role and instanceProfile together',
+      (e: any) => Object.assign(e.nodeClasses[0], { role: 'a', instanceProfile: 'b' }),
+      'environments/prod.yaml: nodeClasses[0].instanceProfile: must not be set together with role (Karpenter takes one or the other), got "b"',
+    ],
+  ])('%s', (_name, edit, message) => {
+    expect(rejects(edit)).toBe(message);
+  });
+
+  it('lists every problem of a file at once', () => {
+    const message = rejects((e) => {
+      e.nodePools[0].expireAfter = '1x';
+      e.karpenter.replicas = 0;
+    });
+    expect(message.split('\n')).toEqual([
+      'environments/prod.yaml: karpenter.replicas: must be at least 1, got 0',
+      'environments/prod.yaml: nodePools[0].expireAfter: must be a duration of whole s/m/h units such as 30s, 1m, 720h or 1h30m, or Never, got "1x"',
+    ]);
+  });
+
+  it('an environment file that is not YAML', () => {
+    expect(() => parseEnvironment(FILE, 'cluster: [a\nb: : c')).toThrow(
+      'environments/prod.yaml: (top level): is not valid YAML: Flow sequence in block collection must be sufficiently indented and end with a ] at line 2, column 1\n' +
+        'environments/prod.yaml: (top level): is not valid YAML: Nested mappings are not allowed in compact mappings at line 2, column 4',
+    );
+  });
+
+  it('YAML that is not a map', () => {
+    expect(() => parseEnvironment(FILE, '- a\n- b\n')).toThrow('environments/prod.yaml: (top level): must be a YAML map with cluster, nodeClasses and nodePools, got ["a","b"]');
+  });
+
+  it('a duplicate key in the YAML', () => {
+    expect(() => parseEnvironment(FILE, 'production: true\nproduction: false\n')).toThrow('environments/prod.yaml: (top level): is not valid YAML: Map keys must be unique at line 2, column 1');
+  });
+
+  it('an unknown environment name', () => {
+    expect(() => loadEnvironments(join(REPO, 'environments'), ['qa'], REPO)).toThrow('environments: (top level): has no environment "qa"; environments are: dev, prod, staging');
+  });
+});
+
+describe('shipped environments', () => {
+  it.each(['dev', 'staging', 'prod'])('%s is valid', (env) => {
+    const loaded = loadEnvironment(join(REPO, 'environments', `${env}.yaml`), `environments/${env}.yaml`);
+    expect(loaded.name).toBe(env);
+    expect(loaded.config.cluster.name).toBe(`karpenter-${env}`);
+  });
+
+  it('fills SPEC defaults: Kubernetes 1.36, 2 x t3.medium system nodes labelled node-role=system, pod identity, chart 1.13.1, controller resources', () => {
+    const { config } = parseEnvironment('environments/x.yaml', stringify({ cluster: { name: 'c', region: 'us-east-1', vpcId: 'vpc-0123456789abcdef0', privateSubnetIds: ['subnet-01234567', 'subnet-01234568'] }, nodeClasses: [{ name: 'default' }], nodePools: [{ name: 'default' }] }));
+    expect(config.cluster).toMatchObject({ kubernetesVersion: '1.36', identity: 'podIdentity', systemNodeGroup: { instanceTypes: ['t3.medium'], size: 2, labels: { 'node-role': 'system' } } });
+    expect(config.karpenter).toEqual({
+      chartVersion: '1.13.1',
+      namespace: 'kube-system',
+      replicas: 2,
+      resources: { requests: { cpu: '500m', memory: '512Mi' }, limits: { memory: '512Mi' } },
+    });
+  });
+
+  it('warns (does not fail) on an unpinned AMI alias in production', () => {
+    const loaded = loadEnvironment(join(REPO, FILE), FILE);
+    expect(loaded.warnings).toEqual([
+      'environments/prod.yaml: nodeClasses[0].amiSelectorTerms[0].alias: "al2023@latest" in a production environment: every new AMI release rolls all nodes of this class (drift); pin a version such as al2023@v20261115',
+    ]);
+    const staging = loadEnvironment(join(REPO, 'environments/staging.yaml'), 'environments/staging.yaml');
+    expect(staging.warnings).toEqual([]);
+  });
+});

@@ -1,0 +1,75 @@
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { OUTPUT_KEYS, outputsSchema, readOutputs, renderOutputs, writeOutputs } from '../../config/outputs.js';
+import { REPO, tempRepo } from '../support/repo.js';
+
+describe('infra outputs contract', () => {
+  let repo: ReturnType<typeof tempRepo> | undefined;
+  afterEach(() => repo?.dispose());
+
+  it('has exactly the keys SPEC 3 names, and the schema has one field per key', () => {
+    expect([...OUTPUT_KEYS]).toEqual([
+      'clusterName',
+      'region',
+      'accountId',
+      'kubernetesVersion',
+      'nodeRoleName',
+      'nodeRoleArn',
+      'controllerRoleArn',
+      'interruptionQueueName',
+      'interruptionQueueArn',
+      'karpenterChartVersion',
+      'kubeconfigCommand',
+    ]);
+    expect(Object.keys(outputsSchema.shape).sort()).toEqual([...OUTPUT_KEYS].sort());
+  });
+
+  it.each(['dev', 'staging', 'prod'])('the shipped %s outputs satisfy the contract and are in canonical form', (env) => {
+    const file = join(REPO, 'infra', 'outputs', `${env}.json`);
+    const outputs = readOutputs(file);
+    expect(renderOutputs(outputs)).toBe(readFileSync(file, 'utf8'));
+  });
+
+  it('a missing file names the command that writes it and every key it must hold', () => {
+    expect(() => readOutputs('infra/outputs/qa.json')).toThrow(
+      'infra/outputs/qa.json: (top level): does not exist; run `npm run infra -- outputs --env <env>` after apply. It must hold: clusterName, region, accountId, kubernetesVersion, nodeRoleName, nodeRoleArn, controllerRoleArn, interruptionQueueName, interruptionQueueArn, karpenterChartVersion, kubeconfigCommand',
+    );
+  });
+
+  it('lists every missing key at once, and every malformed one', () => {
+    repo = tempRepo();
+    const file = join(repo.root, 'infra/outputs/dev.json');
+    repo.editOutputs('dev', (o) => {
+      delete o.nodeRoleName;
+      delete o.interruptionQueueArn;
+      o.accountId = '1234';
+    });
+    expect(() => readOutputs(file)).toThrow(
+      `${file}: (top level): is missing keys: nodeRoleName, interruptionQueueArn\n${file}: accountId: must be a 12-digit AWS account id, got "1234"`,
+    );
+  });
+
+  it('rejects JSON that is not JSON, and unknown keys', () => {
+    repo = tempRepo();
+    const file = join(repo.root, 'infra/outputs/dev.json');
+    writeFileSync(file, '{"clusterName": ');
+    expect(() => readOutputs(file)).toThrow(/^.*dev\.json: \(top level\): is not valid JSON: /);
+    repo.editOutputs('staging', (o) => (o.extra = 1));
+    expect(() => readOutputs(join(repo!.root, 'infra/outputs/staging.json'))).toThrow(
+      `${join(repo.root, 'infra/outputs/staging.json')}: (top level): unknown field "extra"`,
+    );
+  });
+
+  it('writeOutputs writes keys in table order, atomically (no temp file left), and validates first', () => {
+    repo = tempRepo();
+    const file = join(repo.root, 'infra/outputs/new.json');
+    const outputs = readOutputs(join(REPO, 'infra/outputs/dev.json'));
+    const shuffled = Object.fromEntries(Object.entries(outputs).reverse()) as typeof outputs;
+    writeOutputs(file, shuffled);
+    expect(Object.keys(JSON.parse(readFileSync(file, 'utf8')))).toEqual([...OUTPUT_KEYS]);
+    expect(readdirSync(join(repo.root, 'infra/outputs')).filter((f) => f.includes('.tmp'))).toEqual([]);
+    expect(() => writeOutputs(file, { ...outputs, accountId: 'x' })).toThrow();
+    expect(readOutputs(file)).toEqual(outputs);
+  });
+});
