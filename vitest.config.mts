@@ -1,12 +1,29 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Three projects, so each suite starts only the real component it needs:
+ *   unit       pure code, no servers
+ *   apiserver  a real kube-apiserver 1.36 + etcd with the vendored CRDs (built once from Go modules)
+ * `npm test` runs them all; `npx vitest run --project apiserver` runs one.
+ */
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
+    reporters: ['default', './test/support/summary-reporter.ts'],
     testTimeout: 60_000,
     hookTimeout: 900_000,
-    // Tests that start real servers (moto, kube-apiserver) share them through global setup.
-    globalSetup: [],
-    reporters: ['default'],
+    projects: [
+      {
+        extends: true,
+        test: { name: 'unit', include: ['test/config/**/*.test.ts', 'test/charts/**/*.test.ts'] },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'apiserver',
+          include: ['test/apiserver/**/*.test.ts'],
+          globalSetup: ['test/support/apiserver-global-setup.ts'],
+        },
+      },
+    ],
   },
 });

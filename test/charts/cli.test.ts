@@ -19,7 +19,7 @@ describe('npm run synth (CLI)', () => {
     repo = tempRepo();
     const first = synthCli(repo.root);
     expect(first.code).toBe(0);
-    expect(first.stdout).toMatch(/^synthesized dev \(4 objects\), prod \(5 objects\), staging \(5 objects\) into dist\/ in \d+ ms\n$/);
+    expect(first.stdout).toMatch(/^synthesized dev \(4 objects\), prod \(5 objects\), staging \(6 objects\) into dist\/ in \d+ ms\n$/);
     const tree = snapshotTree(join(repo.root, 'dist'));
     expect(tree).toEqual(snapshotTree(join(REPO, 'dist')));
     expect(synthCli(repo.root).code).toBe(0);
