@@ -199,7 +199,7 @@ export const workloadSchema = strict({
   replicas: z.number({ error: 'must be a whole number of replicas' }).int({ error: 'must be a whole number of replicas' }).min(0, { error: 'must be 0 or more' }).optional(),
   resources: strict({ requests: resourceList.optional(), limits: resourceList.optional() }).optional(),
   /** Default: httpGet /ready on the container port every 5 s, unready after 2 failures. `false`: none. */
-  readinessProbe: z.union([z.literal(false), readinessProbeSchema]).optional(),
+  readinessProbe: z.union([readinessProbeSchema, z.literal(false)], { error: 'must be a probe (httpGet, tcpSocket or exec) or false' }).optional(),
   /** preStop `sleep` so endpoints and load balancers stop sending before SIGTERM. 0: no hook. Default 10. */
   preStopSleepSeconds: seconds(SPOT_INTERRUPTION_NOTICE_SECONDS * 10).optional(),
   /** Time the application needs after SIGTERM to drain and exit. Default 30. */
@@ -207,9 +207,7 @@ export const workloadSchema = strict({
   /** Default preStopSleepSeconds + drainSeconds + 5 (45 s). The preStop hook runs inside it. */
   terminationGracePeriodSeconds: seconds(86400).optional(),
   /** Exactly one of maxUnavailable or minAvailable. Default maxUnavailable 1. */
-  disruptionBudget: strict({ maxUnavailable: podCountOrPercent.optional(), minAvailable: podCountOrPercent.optional() })
-    .refine((b) => (b.maxUnavailable === undefined) !== (b.minAvailable === undefined), { error: 'must set exactly one of maxUnavailable or minAvailable' })
-    .optional(),
+  disruptionBudget: strict({ maxUnavailable: podCountOrPercent.optional(), minAvailable: podCountOrPercent.optional() }).optional(),
   /** Spread over zones and capacity types. Default true. */
   topologySpread: z.boolean().optional(),
   /** Pod annotation karpenter.sh/do-not-disrupt: "true": no voluntary disruption (Spot reclaim still happens). */
@@ -239,13 +237,12 @@ export function checkWorkloads(env: { nodePools: readonly NodePoolConfig[]; work
   env.workloads.forEach((w, i) => {
     const at = (...path: PropertyKey[]) => ['workloads', i, ...path];
     const first = seen.get(w.name);
-    if (first !== undefined) {
+    if ((RESERVED_WORKLOAD_NAMES as readonly string[]).includes(w.name)) {
+      ctx.addIssue({ code: 'custom', path: at('name'), message: 'must not be "inflate": every environment already gets the inflate test Deployment', input: w.name });
+    } else if (first !== undefined) {
       // File names are <Kind>.<name>, whatever the namespace, so names must be unique.
       ctx.addIssue({ code: 'custom', path: at('name'), message: `must be unique among workloads; "${w.name}" is already used at workloads[${first}]`, input: w.name });
     } else seen.set(w.name, i);
-    if ((RESERVED_WORKLOAD_NAMES as readonly string[]).includes(w.name)) {
-      ctx.addIssue({ code: 'custom', path: at('name'), message: 'must not be "inflate": every environment already gets the inflate test Deployment', input: w.name });
-    }
     const pool = env.nodePools.find((p) => p.name === w.nodePool);
     if (w.nodePool !== undefined && !pool) {
       ctx.addIssue({ code: 'custom', path: at('nodePool'), message: `must name one of the nodePools (${pools.join(', ')})`, input: w.nodePool });
@@ -261,8 +258,8 @@ export function checkWorkloads(env: { nodePools: readonly NodePoolConfig[]; work
         });
       }
     }
-    const probe = w.readinessProbe || undefined;
-    if (w.port === false && (probe?.httpGet ?? probe?.tcpSocket) && (probe?.httpGet ?? probe?.tcpSocket)?.port === undefined) {
+    const handler = w.readinessProbe ? (w.readinessProbe.httpGet ?? w.readinessProbe.tcpSocket) : undefined;
+    if (w.port === false && handler && handler.port === undefined) {
       ctx.addIssue({ code: 'custom', path: at('readinessProbe'), message: 'must name a port when port is false: there is no http port to default to', input: w.readinessProbe });
     }
     for (const p of workloadProblems(w)) ctx.addIssue({ code: 'custom', path: at(...p.path), message: p.message, input: p.value });
@@ -281,11 +278,11 @@ export function workloadWarnings(file: string, env: { nodePools: readonly NodePo
     const spotPools = pools.filter((p) => allowedCapacityTypes(p).includes('spot') && (w.capacityType ?? 'spot') === 'spot');
     const grace = gracePeriodSeconds(w);
     if (spotPools.length > 0 && grace > SPOT_INTERRUPTION_NOTICE_SECONDS) {
-      const poolNames = spotPools.map((p) => `"${p.name}"`).join(', ');
+      const poolNames = `NodePool${spotPools.length > 1 ? 's' : ''} ${spotPools.map((p) => `"${p.name}"`).join(', ')}`;
       out.push(
         `${where}: terminationGracePeriodSeconds ${grace} s (preStop included) is longer than the ${SPOT_INTERRUPTION_NOTICE_SECONDS} s Spot interruption notice, ` +
-          `and NodePool ${poolNames} can launch Spot: EC2 reclaims the instance ${SPOT_INTERRUPTION_NOTICE_SECONDS} s after the notice whether or not the pod has finished, ` +
-          `so the end of its drain never happens; keep preStopSleepSeconds + drainSeconds under ${SPOT_INTERRUPTION_NOTICE_SECONDS - WORKLOAD_DEFAULTS.exitSlackSeconds} s or set capacityType: on-demand`,
+          `and ${poolNames} can launch Spot: EC2 reclaims the instance ${SPOT_INTERRUPTION_NOTICE_SECONDS} s after the notice whether or not the pod has finished, ` +
+          `so the end of its drain never happens; keep terminationGracePeriodSeconds (default preStopSleepSeconds + drainSeconds + ${WORKLOAD_DEFAULTS.exitSlackSeconds}) at most ${SPOT_INTERRUPTION_NOTICE_SECONDS} s, or set capacityType: on-demand`,
       );
     }
     if ((w.replicas ?? WORKLOAD_DEFAULTS.replicas) === 1) {
