@@ -1,16 +1,20 @@
 import { Chart } from 'cdk8s';
+import { k8s } from 'cdk8s-plus-30';
 import type { Construct } from 'constructs';
 import type { LoadedEnvironment } from '../config/environment.js';
 import type { InfraOutputs } from '../config/outputs.js';
 import { KarpenterNodeClass } from './ec2-node-class.js';
 import { Inflate } from './inflate.js';
-import { commonLabels } from './metadata.js';
+import { commonLabels, SYNC_WAVE, syncWave } from './metadata.js';
 import { KarpenterNodePool } from './node-pool.js';
+import { SpotReadyWorkload, toProbe } from './spot-ready-workload.js';
 
 export interface EnvironmentChartProps {
   readonly environment: LoadedEnvironment;
   readonly outputs: InfraOutputs;
 }
+
+const BUILT_IN_NAMESPACES: readonly string[] = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
 
 /** Everything `dist/<env>/` holds for one environment. The chart id is the environment name. */
 export class EnvironmentChart extends Chart {
@@ -29,5 +33,18 @@ export class EnvironmentChart extends Chart {
       new KarpenterNodePool(this, `NodePool-${pool.name}`, { config: pool });
     }
     new Inflate(this, 'Inflate');
+    // Namespaces the cluster does not have from the start; Argo CD applies Namespaces first within a wave.
+    const namespaces = new Set(config.workloads.map((w) => w.namespace).filter((ns) => ns !== undefined && !BUILT_IN_NAMESPACES.includes(ns)));
+    for (const ns of [...namespaces].sort()) {
+      new k8s.KubeNamespace(this, `Namespace-${ns}`, { metadata: { name: ns, annotations: syncWave(SYNC_WAVE.workload) } });
+    }
+    for (const w of config.workloads) {
+      const { nodePool, readinessProbe, ...rest } = w;
+      new SpotReadyWorkload(this, `Workload-${w.name}`, {
+        ...rest,
+        readinessProbe: readinessProbe && toProbe(readinessProbe),
+        nodePool: config.nodePools.find((p) => p.name === nodePool),
+      });
+    }
   }
 }

@@ -1,6 +1,5 @@
-import { Construct } from 'constructs';
-import { k8s } from 'cdk8s-plus-30';
-import { SYNC_WAVE, syncWave } from './metadata.js';
+import type { Construct } from 'constructs';
+import { SpotReadyWorkload } from './spot-ready-workload.js';
 
 /** SPEC 2: the test workload of Karpenter's getting-started guide. Scale it up to watch nodes appear. */
 export const INFLATE = {
@@ -14,37 +13,23 @@ export const INFLATE = {
 
 /**
  * The `inflate` Deployment (0 replicas: `kubectl scale deployment inflate --replicas 5`
- * makes Karpenter launch capacity) and its PodDisruptionBudget.
+ * makes Karpenter launch capacity) and its PodDisruptionBudget (one pod at a time).
+ * The pause container serves nothing and exits at once, so it has no port, probe or
+ * preStop, and no spread: it should pack onto as few nodes as the guide shows.
  */
-export class Inflate extends Construct {
+export class Inflate extends SpotReadyWorkload {
   constructor(scope: Construct, id: string) {
-    super(scope, id);
-    const selector = { 'app.kubernetes.io/name': INFLATE.name };
-    new k8s.KubeDeployment(this, 'Deployment', {
-      metadata: { name: INFLATE.name, namespace: INFLATE.namespace, annotations: syncWave(SYNC_WAVE.workload) },
-      spec: {
-        replicas: INFLATE.replicas,
-        selector: { matchLabels: selector },
-        template: {
-          metadata: { labels: selector },
-          spec: {
-            terminationGracePeriodSeconds: INFLATE.terminationGracePeriodSeconds,
-            containers: [
-              {
-                name: INFLATE.name,
-                image: INFLATE.image,
-                resources: { requests: { cpu: k8s.Quantity.fromString(INFLATE.cpuRequest) } },
-                securityContext: { allowPrivilegeEscalation: false },
-              },
-            ],
-          },
-        },
-      },
-    });
-    // One pod at a time: consolidation can still empty a node, never all replicas at once.
-    new k8s.KubePodDisruptionBudget(this, 'Budget', {
-      metadata: { name: INFLATE.name, namespace: INFLATE.namespace, annotations: syncWave(SYNC_WAVE.workload) },
-      spec: { maxUnavailable: k8s.IntOrString.fromNumber(1), selector: { matchLabels: selector } },
+    super(scope, id, {
+      name: INFLATE.name,
+      namespace: INFLATE.namespace,
+      image: INFLATE.image,
+      replicas: INFLATE.replicas,
+      resources: { requests: { cpu: INFLATE.cpuRequest } },
+      terminationGracePeriodSeconds: INFLATE.terminationGracePeriodSeconds,
+      port: false,
+      readinessProbe: false,
+      preStopSleepSeconds: 0,
+      topologySpread: false,
     });
   }
 }

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { ConfigError, describeValue, issuesFromZod } from './errors.js';
 import { nodeClassSchema, nodePoolSchema } from './karpenter-schema.js';
 import { objectName, quantity, strict, uniqueNames } from './schema-kit.js';
+import { checkWorkloads, workloadWarnings, workloadsSchema } from './workload-schema.js';
 
 /**
  * The per-environment config, `environments/<env>.yaml`, read by both infra and charts.
@@ -53,7 +54,10 @@ export const environmentSchema = strict({
   karpenter: karpenterSchema,
   nodeClasses: z.array(nodeClassSchema).min(1).superRefine((items, ctx) => uniqueNames(items, ctx, 'node classes')),
   nodePools: z.array(nodePoolSchema).min(1).superRefine((items, ctx) => uniqueNames(items, ctx, 'node pools')),
+  /** Spot-ready Deployments (charts/spot-ready-workload.ts); the inflate test Deployment is always emitted. */
+  workloads: workloadsSchema,
 }).superRefine((env, ctx) => {
+  checkWorkloads(env, ctx);
   const classes = env.nodeClasses.map((c) => c.name);
   env.nodePools.forEach((pool, i) => {
     if (!classes.includes(pool.nodeClass)) {
@@ -126,6 +130,7 @@ function warningsFor(file: string, env: EnvironmentConfig): string[] {
       });
     });
   }
+  out.push(...workloadWarnings(file, env));
   return out;
 }
 
