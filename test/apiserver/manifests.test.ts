@@ -43,7 +43,7 @@ describe('a real kube-apiserver 1.36 with the vendored CRDs accepts every genera
       }
     }
     for (const ns of [...namespaces].sort()) {
-      const r = await server.kubectl(['create', 'namespace', ns]);
+      const r = await server.kubectl(['create', 'namespace', ns, '--save-config']);
       if (r.code !== 0 && !r.stderr.includes('AlreadyExists')) throw new Error(`cannot create namespace ${ns}: ${r.stderr}`);
     }
   });

@@ -27,7 +27,7 @@ describe('environment files: bad input is named by file, field path, value and w
     [
       'unknown key at the top level',
       (e: any) => (e.clustr = 1),
-      'environments/prod.yaml: (top level): unknown field "clustr"; allowed: production, cluster, karpenter, nodeClasses, nodePools',
+      'environments/prod.yaml: (top level): unknown field "clustr"; allowed: production, cluster, karpenter, nodeClasses, nodePools, workloads',
     ],
     [
       'unknown key in a node pool',
