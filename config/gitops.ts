@@ -11,6 +11,8 @@ import { labelKey, labelValue, nonEmpty, objectName, strict } from './schema-kit
  */
 
 export const GITOPS_FILE = 'gitops.yaml';
+/** Cluster secret label that puts a cluster in an environment's fleet. */
+export const FLEET_LABEL = 'environment';
 
 const gitUrl = z
   .string({ error: 'must be a Git repository URL' })
@@ -18,11 +20,31 @@ const gitUrl = z
     error: 'must be a Git repository URL such as https://git.example.com/platform/karpenter-gitops.git or git@git.example.com:platform/karpenter-gitops.git',
   });
 
+/** Exactly one of the given optional keys must be set; `what` says what each one means. */
+function exactlyOne<T extends Record<string, unknown>>(keys: readonly (keyof T & string)[], what: string) {
+  return (value: T, ctx: z.core.$RefinementCtx<T>) => {
+    const set = keys.filter((k) => value[k] !== undefined);
+    if (set.length !== 1) {
+      ctx.addIssue({ code: 'custom', path: [], message: `must set exactly one of ${what}`, input: value });
+    }
+  };
+}
+
+/** Record keys checked by a schema (zod's own message, "Invalid key in record", does not say what is allowed). */
+function keysMatch<T>(schema: z.ZodType<string>) {
+  return (value: Record<string, T>, ctx: z.core.$RefinementCtx<Record<string, T>>) => {
+    for (const key of Object.keys(value)) {
+      const check = schema.safeParse(key);
+      if (!check.success) ctx.addIssue({ code: 'custom', path: [key], message: `key ${JSON.stringify(key)} is not allowed: it ${check.error.issues[0]!.message}`, input: key });
+    }
+  };
+}
+
 /** One cluster, as Argo CD knows it: by API server URL or by the name of its cluster secret. */
-const destinationSchema = z.union(
-  [strict({ server: z.string().regex(/^https:\/\/\S+$/, { error: 'must be an https:// API server URL' }) }), strict({ name: nonEmpty('a cluster name registered in Argo CD') })],
-  { error: 'must be {server: https://...} or {name: <Argo CD cluster name>}' },
-);
+const destinationSchema = strict({
+  server: z.string().regex(/^https:\/\/\S+$/, { error: 'must be an https:// API server URL' }).optional(),
+  name: nonEmpty('a cluster name registered in Argo CD').optional(),
+}).superRefine(exactlyOne(['server', 'name'], 'server (API server URL) or name (cluster registered in Argo CD)'));
 export type Destination = z.infer<typeof destinationSchema>;
 
 /**
@@ -31,13 +53,17 @@ export type Destination = z.infer<typeof destinationSchema>;
  */
 const fleetSchema = strict({
   /** Extra labels a cluster secret must carry besides `environment: <env>`. */
-  matchLabels: z.record(labelKey, labelValue).default({}),
+  matchLabels: z
+    .record(z.string(), labelValue)
+    .superRefine(keysMatch(labelKey))
+    .refine((labels) => !(FLEET_LABEL in labels), { error: `must not set "${FLEET_LABEL}": the environment's name is that label's value` })
+    .default({}),
 });
+type Fleet = z.infer<typeof fleetSchema>;
 
-const environmentTargetSchema = z
-  .union([strict({ destination: destinationSchema }), strict({ fleet: fleetSchema })], {
-    error: 'must set exactly one of destination (one cluster) or fleet (ApplicationSets over labelled clusters)',
-  });
+const environmentTargetSchema = strict({ destination: destinationSchema.optional(), fleet: fleetSchema.optional() })
+  .superRefine(exactlyOne(['destination', 'fleet'], 'destination (one cluster) or fleet (ApplicationSets over labelled clusters)'))
+  .transform((t): { readonly destination: Destination } | { readonly fleet: Fleet } => (t.destination ? { destination: t.destination } : { fleet: t.fleet! }));
 export type EnvironmentTarget = z.infer<typeof environmentTargetSchema>;
 
 export const gitopsSchema = strict({
@@ -56,7 +82,7 @@ export const gitopsSchema = strict({
       .default('karpenter-gitops'),
   }).prefault({}),
   /** Per environment (the file name of environments/<env>.yaml): one cluster or a fleet. */
-  environments: z.record(objectName, environmentTargetSchema),
+  environments: z.record(z.string(), environmentTargetSchema).superRefine(keysMatch(objectName)),
 });
 
 export type GitopsConfig = z.infer<typeof gitopsSchema>;

@@ -1,4 +1,4 @@
-import { parseDocument } from 'yaml';
+import { LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { ConfigError, describeValue, issuesFromZod } from './errors.js';
 
@@ -8,11 +8,13 @@ import { ConfigError, describeValue, issuesFromZod } from './errors.js';
  * `shape` completes "must be a YAML map with ...".
  */
 export function parseYamlInput<S extends z.ZodType>(file: string, text: string, schema: S, shape: string): z.infer<S> {
-  const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: true });
+  // The line counter gives every error a line; without prettyErrors the errors carry none.
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: true, lineCounter });
   if (doc.errors.length > 0) {
     throw new ConfigError(
       file,
-      doc.errors.map((e) => ({ path: '', message: `is not valid YAML: ${e.message.split('\n')[0]} (line ${e.linePos?.[0]?.line ?? '?'})` })),
+      doc.errors.map((e) => ({ path: '', message: `is not valid YAML: ${e.message.split('\n')[0]} (line ${lineCounter.linePos(e.pos[0]).line})` })),
     );
   }
   const raw: unknown = doc.toJS();

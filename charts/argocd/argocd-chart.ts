@@ -1,7 +1,7 @@
 import { Chart } from 'cdk8s';
 import type { Construct } from 'constructs';
 import type { LoadedEnvironment } from '../../config/environment.js';
-import type { Destination, GitopsConfig } from '../../config/gitops.js';
+import { FLEET_LABEL, type Destination, type GitopsConfig } from '../../config/gitops.js';
 import type { InfraOutputs } from '../../config/outputs.js';
 import type { Manifest } from '../render.js';
 import { KarpenterAppProject } from './app-project.js';
@@ -16,7 +16,6 @@ import {
   CHART_EXTRA_NAMESPACES,
   CRD_KIND,
   FLEET_ANNOTATIONS,
-  FLEET_ENVIRONMENT_LABEL,
   ROOT_APPLICATION,
   applicationNames,
 } from './names.js';
@@ -159,7 +158,7 @@ export class ArgocdChart extends Chart {
       new ApplicationSetConstruct(this, `${env}-${role}`, {
         name: names[role],
         namespace: this.gitops.argocd.namespace,
-        clusterLabels: { ...matchLabels, [FLEET_ENVIRONMENT_LABEL]: env },
+        clusterLabels: { ...matchLabels, [FLEET_LABEL]: env },
         applicationName: names[role].replace(`${env}-`, `${env}-{{ .name }}-`),
         template: specs[role],
         labels: envLabels(env),

@@ -77,8 +77,6 @@ export const FLEET_ANNOTATIONS = {
   interruptionQueue: 'karpenterInterruptionQueue',
   controllerRoleArn: 'karpenterControllerRoleArn',
 } as const;
-/** Cluster secret label that puts a cluster in an environment's fleet. */
-export const FLEET_ENVIRONMENT_LABEL = 'environment';
 
 export const applicationNames = (env: string) => ({
   crds: `${env}-karpenter-crds`,
