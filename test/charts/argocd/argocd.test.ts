@@ -274,6 +274,31 @@ describe('argocd/: fleets (ApplicationSets)', () => {
     expect(project.spec.destinations).toContainEqual({ server: 'https://dev.example.com', namespace: 'kube-node-lease' });
   });
 
+  const hasGo = spawnSync('go', ['version']).status === 0;
+  /** Renders a template with Go's text/template, as the ApplicationSet controller does (gotemplate/main.go). */
+  const renderGo = (template: unknown, annotations: Record<string, string>) =>
+    spawnSync('go', ['run', '.'], {
+      cwd: join(import.meta.dirname, 'gotemplate'),
+      input: JSON.stringify({ template, params: { name: 'use1-a', server: 'https://use1-a.example.com', metadata: { labels: { environment: 'prod' }, annotations } } }),
+      encoding: 'utf8',
+    });
+
+  it.skipIf(!hasGo)('GIVEN a labelled cluster secret WHEN Go renders the prod chart template THEN its annotations become the values; a missing one fails the render', () => {
+    const set = byName(fleet.values(), 'ApplicationSet', applicationNames('prod').chart);
+    const annotations = { karpenterClusterName: 'prod-use1-a', karpenterInterruptionQueue: 'prod-use1-a', karpenterControllerRoleArn: 'arn:aws:iam::111122223333:role/KarpenterController-prod-use1-a' };
+    const ok = renderGo(set.spec.template, annotations);
+    expect(ok.stderr).toBe('');
+    const app = JSON.parse(ok.stdout);
+    expect(app.metadata.name).toBe('prod-use1-a-karpenter');
+    expect(app.spec.destination.server).toBe('https://use1-a.example.com');
+    expect(app.spec.source.helm.valuesObject.settings).toEqual({ clusterName: 'prod-use1-a', interruptionQueue: 'prod-use1-a' });
+    expect(app.spec.source.helm.valuesObject.serviceAccount.annotations).toEqual({ 'eks.amazonaws.com/role-arn': annotations.karpenterControllerRoleArn });
+    const { karpenterInterruptionQueue: _q, ...missing } = annotations;
+    const failed = renderGo(set.spec.template, missing);
+    expect(failed.status).toBe(1);
+    expect(failed.stderr).toContain('map has no entry for key "karpenterInterruptionQueue"');
+  });
+
   it('GIVEN the ApplicationSets WHEN checked against the vendored ApplicationSet CRD THEN they have no unknown field', () => {
     const schemas = loadCrdSchemas(join(REPO, 'crds/argocd/applicationset-crd.yaml'), join(REPO, 'crds/argocd/application-crd.yaml'), join(REPO, 'crds/argocd/appproject-crd.yaml'));
     for (const o of [...fleet.values()].filter((x) => x.apiVersion.startsWith('argoproj.io'))) expect(schemaProblems(o, schemas), `${o.kind} ${o.metadata.name}`).toEqual([]);
