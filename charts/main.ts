@@ -4,13 +4,15 @@ import { replaceDirectories, writeFileAtomic } from '../config/atomic.js';
 import { environmentJsonSchema } from './json-schema.js';
 import { ConfigError } from '../config/errors.js';
 import { synthesize } from './synth.js';
+import { synthesizeArgocd } from './argocd/synth.js';
+import { ARGOCD_DIR } from './argocd/names.js';
 
 /**
  * `npm run synth [-- --env <name> ...]`: validates every input, renders every file in
  * memory, then swaps dist/ (or dist/<env>) in atomically. Also the app of `cdk8s synth`,
  * which sets CDK8S_OUTDIR.
  */
-function main(argv: readonly string[]): number {
+async function main(argv: readonly string[]): Promise<number> {
   const started = process.hrtime.bigint();
   const { values } = parseArgs({
     args: [...argv],
@@ -31,18 +33,23 @@ function main(argv: readonly string[]): number {
     for (const env of result.environments) for (const [f, text] of env.files) all.set(join(env.environment.name, f), text);
     trees.set(distDir, all);
   }
+  // argocd/ describes every environment (its AppProject lists them all), so only a full
+  // synth renders it; it is swapped in together with dist/, all or nothing.
+  const argocd = only.length === 0 ? await synthesizeArgocd({ root, environments: result.environments }) : undefined;
+  if (argocd) trees.set(join(root, ARGOCD_DIR), new Map(argocd.files));
   replaceDirectories(trees);
   writeFileAtomic(join(root, 'environments', 'schema.json'), environmentJsonSchema());
 
   for (const w of result.warnings) process.stderr.write(`warning: ${w}\n`);
   const ms = Number((process.hrtime.bigint() - started) / 1_000_000n);
   const summary = result.environments.map((e) => `${e.environment.name} (${e.objects.length} objects)`).join(', ');
-  process.stdout.write(`synthesized ${summary} into ${join(distDir.replace(`${root}/`, ''), '')}/ in ${ms} ms\n`);
+  const argocdSummary = argocd ? ` and ${argocd.objects.length} Argo CD objects and ${argocd.crds.length} CRDs into ${ARGOCD_DIR}/` : ` (${ARGOCD_DIR}/ left as is: --env given)`;
+  process.stdout.write(`synthesized ${summary} into ${join(distDir.replace(`${root}/`, ''), '')}/${argocdSummary} in ${ms} ms\n`);
   return 0;
 }
 
 try {
-  process.exitCode = main(process.argv.slice(2));
+  process.exitCode = await main(process.argv.slice(2));
 } catch (err) {
   if (err instanceof ConfigError) {
     process.stderr.write(`error: invalid input, nothing was written\n${err.message}\n`);

@@ -1,8 +1,8 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
-import { parseDocument } from 'yaml';
 import { z } from 'zod';
-import { ConfigError, describeValue, issuesFromZod } from './errors.js';
+import { ConfigError, describeValue } from './errors.js';
+import { parseYamlInput } from './yaml-input.js';
 import { nodeClassSchema, nodePoolSchema } from './karpenter-schema.js';
 import { objectName, quantity, strict, uniqueNames } from './schema-kit.js';
 import { checkWorkloads, workloadWarnings, workloadsSchema } from './workload-schema.js';
@@ -102,18 +102,8 @@ export function loadEnvironment(path: string, file = path): LoadedEnvironment {
 /** Validates environment YAML text; `file` names it in messages. */
 export function parseEnvironment(file: string, text: string): LoadedEnvironment {
   const name = basename(file).replace(/\.ya?ml$/, '');
-  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
-  if (doc.errors.length > 0) {
-    // prettyErrors puts "at line L, column C" in the first line of each message.
-    throw new ConfigError(file, doc.errors.map((e) => ({ path: '', message: `is not valid YAML: ${e.message.split('\n')[0]!.replace(/:$/, '')}` })));
-  }
-  const raw: unknown = doc.toJS();
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-    throw new ConfigError(file, [{ path: '', message: `must be a YAML map with cluster, nodeClasses and nodePools, got ${describeValue(raw)}` }]);
-  }
-  const parsed = environmentSchema.safeParse(raw);
-  if (!parsed.success) throw new ConfigError(file, issuesFromZod(parsed.error, raw));
-  return { name, file, config: parsed.data, warnings: warningsFor(file, parsed.data) };
+  const config = parseYamlInput(file, text, environmentSchema, 'cluster, nodeClasses and nodePools');
+  return { name, file, config, warnings: warningsFor(file, config) };
 }
 
 function warningsFor(file: string, env: EnvironmentConfig): string[] {

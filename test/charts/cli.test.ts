@@ -19,12 +19,13 @@ describe('npm run synth (CLI)', () => {
     repo = tempRepo();
     const first = synthCli(repo.root);
     expect(first.code).toBe(0);
-    expect(first.stdout).toMatch(/^synthesized dev \(4 objects\), prod \(8 objects\), staging \(9 objects\) into dist\/ in \d+ ms\n$/);
+    expect(first.stdout).toMatch(/^synthesized dev \(4 objects\), prod \(8 objects\), staging \(9 objects\) into dist\/ and 12 Argo CD objects and 4 CRDs into argocd\/ in \d+ ms\n$/);
     const tree = snapshotTree(join(repo.root, 'dist'));
     expect(tree).toEqual(snapshotTree(join(REPO, 'dist')));
     expect(synthCli(repo.root).code).toBe(0);
     expect(snapshotTree(join(repo.root, 'dist'))).toEqual(tree);
-    expect(readdirSync(repo.root).sort()).toEqual(['dist', 'environments', 'infra']);
+    expect(snapshotTree(join(repo.root, 'argocd'))).toEqual(snapshotTree(join(REPO, 'argocd')));
+    expect(readdirSync(repo.root).sort()).toEqual(['argocd', 'crds', 'dist', 'environments', 'gitops.yaml', 'infra']);
   });
 
   it('an invalid environment exits 1 with file, path, value and what is allowed, and leaves dist/ byte-identical', () => {
@@ -60,7 +61,7 @@ describe('npm run synth (CLI)', () => {
     writeFileSync(join(repo.root, 'dist/dev/untouched.k8s.yaml'), 'kind: Other\n');
     const r = synthCli(repo.root, '--env', 'prod');
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^synthesized prod \(8 objects\) into dist\/ in \d+ ms\n$/);
+    expect(r.stdout).toMatch(/^synthesized prod \(8 objects\) into dist\/ \(argocd\/ left as is: --env given\) in \d+ ms\n$/);
     expect(existsSync(join(repo.root, 'dist/prod/NodePool.removed.k8s.yaml'))).toBe(false);
     expect(existsSync(join(repo.root, 'dist/dev/untouched.k8s.yaml'))).toBe(true);
   });

@@ -7,20 +7,15 @@ import { parse, stringify } from 'yaml';
 export const REPO = join(import.meta.dirname, '..', '..');
 
 /**
- * A throwaway copy of the inputs (environments, outputs, and optionally dist/) so a
+ * A throwaway copy of the inputs (environments, outputs, gitops.yaml, vendored CRDs, and optionally dist/) so a
  * test can break them without touching the checkout. Removed by `dispose()`.
  */
 export function tempRepo(opts: { withDist?: boolean } = {}) {
   const root = mkdtempSync(join(tmpdir(), 'karpenter-gitops-'));
   cpSync(join(REPO, 'environments'), join(root, 'environments'), { recursive: true });
   cpSync(join(REPO, 'infra', 'outputs'), join(root, 'infra', 'outputs'), { recursive: true });
-  for (const extra of ['gitops.yaml']) {
-    try {
-      cpSync(join(REPO, extra), join(root, extra));
-    } catch {
-      // optional input
-    }
-  }
+  cpSync(join(REPO, 'crds'), join(root, 'crds'), { recursive: true });
+  cpSync(join(REPO, 'gitops.yaml'), join(root, 'gitops.yaml'));
   if (opts.withDist) cpSync(join(REPO, 'dist'), join(root, 'dist'), { recursive: true });
   return {
     root,

@@ -1,0 +1,23 @@
+import { parseDocument } from 'yaml';
+import type { z } from 'zod';
+import { ConfigError, describeValue, issuesFromZod } from './errors.js';
+
+/**
+ * Parses a YAML config file that must be a map and validates it with a zod schema.
+ * Duplicate keys are errors (a second `cluster:` silently winning is how typos ship).
+ * `shape` completes "must be a YAML map with ...".
+ */
+export function parseYamlInput<S extends z.ZodType>(file: string, text: string, schema: S, shape: string): z.infer<S> {
+  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    // prettyErrors puts "at line L, column C:" then a code frame in each message: keep the first line.
+    throw new ConfigError(file, doc.errors.map((e) => ({ path: '', message: `is not valid YAML: ${e.message.split('\n')[0]!.replace(/:$/, '')}` })));
+  }
+  const raw: unknown = doc.toJS();
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new ConfigError(file, [{ path: '', message: `must be a YAML map with ${shape}, got ${describeValue(raw)}` }]);
+  }
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) throw new ConfigError(file, issuesFromZod(parsed.error, raw));
+  return parsed.data;
+}

@@ -1,0 +1,104 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../../../config/errors.js';
+import { checkEnvironmentsCovered, loadGitops, parseGitops } from '../../../config/gitops.js';
+
+const REPO_URL = 'repository: {url: "https://git.example.com/platform/karpenter-gitops.git"}\n';
+
+function messageOf(text: string): string {
+  try {
+    parseGitops('gitops.yaml', text);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as Error).message;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('gitops.yaml validation', () => {
+  it('GIVEN the example file WHEN loaded THEN it parses with defaults filled in', () => {
+    const { config } = loadGitops(new URL('../../../gitops.yaml', import.meta.url).pathname);
+    expect(config.argocd).toEqual({ namespace: 'argocd', project: 'karpenter-gitops' });
+    expect(config.repository.targetRevision).toBe('main');
+    expect(config.environments.prod).toEqual({ destination: { name: 'karpenter-prod' } });
+  });
+
+  it('GIVEN a minimal file WHEN parsed THEN namespace, project and revision get their defaults', () => {
+    const { config } = parseGitops('gitops.yaml', `${REPO_URL}environments:\n  dev: {fleet: {}}\n`);
+    expect(config).toEqual({
+      repository: { url: 'https://git.example.com/platform/karpenter-gitops.git', targetRevision: 'main' },
+      argocd: { namespace: 'argocd', project: 'karpenter-gitops' },
+      environments: { dev: { fleet: { matchLabels: {} } } },
+    });
+  });
+
+  it.each([
+    [
+      'a non-Git URL',
+      'repository: {url: "ftp://x/y"}\nenvironments: {}\n',
+      'gitops.yaml: repository.url: must be a Git repository URL such as https://git.example.com/platform/karpenter-gitops.git or git@git.example.com:platform/karpenter-gitops.git, got "ftp://x/y"',
+    ],
+    ['no repository', 'environments: {}\n', 'gitops.yaml: repository: is required (a map)'],
+    [
+      'both destination and fleet',
+      `${REPO_URL}environments:\n  prod: {destination: {name: p}, fleet: {}}\n`,
+      'gitops.yaml: environments.prod: must set exactly one of destination (one cluster) or fleet (ApplicationSets over labelled clusters), got {"destination":{"name":"p"},"fleet":{}}',
+    ],
+    [
+      'neither destination nor fleet',
+      `${REPO_URL}environments:\n  prod: {}\n`,
+      'gitops.yaml: environments.prod: must set exactly one of destination (one cluster) or fleet (ApplicationSets over labelled clusters), got {}',
+    ],
+    [
+      'a plain-http server',
+      `${REPO_URL}environments:\n  prod: {destination: {server: "http://10.0.0.1"}}\n`,
+      'gitops.yaml: environments.prod.destination.server: must be an https:// API server URL, got "http://10.0.0.1"',
+    ],
+    [
+      'a destination with both server and name',
+      `${REPO_URL}environments:\n  prod: {destination: {server: "https://x", name: y}}\n`,
+      'gitops.yaml: environments.prod.destination: must set exactly one of server (API server URL) or name (cluster registered in Argo CD), got {"server":"https://x","name":"y"}',
+    ],
+    [
+      'an environment name that is no object name',
+      `${REPO_URL}environments:\n  Prod: {destination: {name: p}}\n`,
+      'gitops.yaml: environments.Prod: key "Prod" is not allowed: it must be a lowercase RFC 1123 name (a-z, 0-9, "-" and ".", starting and ending alphanumeric), got {"destination":{"name":"p"}}',
+    ],
+    [
+      'the project name karpenter',
+      `${REPO_URL}argocd: {project: karpenter}\nenvironments: {}\n`,
+      'gitops.yaml: argocd.project: must not be "karpenter" (the chart already renders objects of that name; pick e.g. karpenter-gitops), got "karpenter"',
+    ],
+    ['an unknown field', 'repository: {url: "https://git.example.com/a/b.git", branch: main}\nenvironments: {}\n', 'gitops.yaml: repository: unknown field "branch"; allowed: url, targetRevision'],
+    [
+      'a bad fleet label key',
+      `${REPO_URL}environments:\n  prod: {fleet: {matchLabels: {"bad key!": x}}}\n`,
+      'gitops.yaml: environments.prod.fleet.matchLabels["bad key!"]: key "bad key!" is not allowed: it must be a label key: an optional DNS prefix and "/", then letters, digits, "-", "_" or ".", got "x"',
+    ],
+    [
+      'a fleet that overrides the environment label',
+      `${REPO_URL}environments:\n  prod: {fleet: {matchLabels: {environment: staging}}}\n`,
+      'gitops.yaml: environments.prod.fleet.matchLabels: must not set "environment": the environment\'s name is that label\'s value, got {"environment":"staging"}',
+    ],
+    ['a list', '- a\n', 'gitops.yaml: (top level): must be a YAML map with repository, argocd and environments, got ["a"]'],
+    ['a duplicate key', `${REPO_URL}${REPO_URL}`, 'gitops.yaml: (top level): is not valid YAML: Map keys must be unique at line 2, column 1'],
+  ])('GIVEN %s WHEN parsed THEN the error names file, field, value and what is allowed', (_what, text, expected) => {
+    expect(messageOf(text)).toBe(expected);
+  });
+
+  it('GIVEN a missing file WHEN loaded THEN it says so', () => {
+    expect(() => loadGitops('/nonexistent/gitops.yaml')).toThrow(/^gitops\.yaml: \(top level\): cannot be read: ENOENT/);
+  });
+
+  it('GIVEN environments/ and gitops.yaml disagree WHEN checked THEN every missing and stray entry is listed', () => {
+    const gitops = parseGitops('gitops.yaml', `${REPO_URL}environments:\n  dev: {fleet: {}}\n  qa: {fleet: {}}\n`);
+    expect(() => checkEnvironmentsCovered(gitops, ['dev', 'prod'])).toThrow(
+      new ConfigError('gitops.yaml', [
+        { path: 'environments', message: 'has no entry for environment "prod" (environments/prod.yaml); add a destination or fleet for it' },
+        { path: 'environments.qa', message: 'names no environment file; environments are: dev, prod' },
+      ]),
+    );
+    expect(() => checkEnvironmentsCovered(gitops, ['dev', 'prod'])).toThrow(
+      'gitops.yaml: environments: has no entry for environment "prod" (environments/prod.yaml); add a destination or fleet for it\ngitops.yaml: environments.qa: names no environment file; environments are: dev, prod',
+    );
+  });
+});

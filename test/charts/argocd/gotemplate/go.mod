@@ -1,0 +1,3 @@
+module gotemplate
+
+go 1.21
