@@ -55,7 +55,6 @@ export function cachedJson<T>(dir: string | undefined, text: string, derive: (te
 
 const AJV_OPTIONS = {
   allErrors: true,
-  useDefaults: true,
   verbose: true,
   strict: true,
   strictTypes: false,

@@ -67,7 +67,7 @@ export class ManifestValidator {
     }
 
     const data = structuredClone(obj) as Record<string, unknown>;
-    pruneNulls(data, compiled.crd.schema);
+    pruneNullsAndDefault(data, compiled.crd.schema);
     if (!compiled.validateSchema(data)) return withObject(fieldIssuesFromAjv(compiled.validateSchema.errors ?? [], data));
     const issues: FieldIssue[] = [...objectMetaIssues((data.metadata ?? {}) as Parameters<typeof objectMetaIssues>[0])];
     checkNode(data, compiled.crd.schema, [], issues);
@@ -124,23 +124,27 @@ function childSchema(schema: StructuralSchema, key: string): StructuralSchema | 
 }
 
 /**
- * The API server drops nulls of non-nullable fields before defaulting (a null with a
- * default becomes the default), so `foo: null` is never an error there.
+ * What the API server does to a new object before validating it: drop nulls of
+ * non-nullable fields (a null with a default becomes the default), then fill in
+ * defaults, recursively, including inside values that were just defaulted.
  */
-function pruneNulls(value: unknown, schema: StructuralSchema): void {
+function pruneNullsAndDefault(value: unknown, schema: StructuralSchema): void {
   if (Array.isArray(value)) {
-    if (schema.items) for (const v of value) pruneNulls(v, schema.items);
+    if (schema.items) for (const v of value) pruneNullsAndDefault(v, schema.items);
     return;
   }
   if (value === null || typeof value !== 'object') return;
   const obj = value as Record<string, unknown>;
   for (const [key, v] of Object.entries(obj)) {
     const child = childSchema(schema, key);
-    if (!child) continue;
-    if (v === null && !child.nullable) {
-      if (child.default !== undefined) obj[key] = structuredClone(child.default);
-      else delete obj[key];
-    } else pruneNulls(v, child);
+    if (v === null && child && !child.nullable) delete obj[key];
+  }
+  for (const [key, child] of Object.entries(schema.properties ?? {})) {
+    if (obj[key] === undefined && child.default !== undefined) obj[key] = structuredClone(child.default);
+  }
+  for (const [key, v] of Object.entries(obj)) {
+    const child = childSchema(schema, key);
+    if (child) pruneNullsAndDefault(v, child);
   }
 }
 
