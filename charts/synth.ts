@@ -51,7 +51,7 @@ export function synthesize(opts: SynthOptions): SynthResult {
     validateConstructs(chart);
     return { environment, outputs, objects: chart.toJson() as Manifest[] };
   });
-  validateManifests(opts.root, charts.map(({ environment, objects }) => ({ dir: `dist/${environment.name}`, objects })));
+  validateManifests(charts.map(({ environment, objects }) => ({ dir: `dist/${environment.name}`, objects })));
   const results = charts.map((c) => ({ ...c, files: renderFiles(c.objects, `dist/${c.environment.name}`) }));
   return { environments: results, warnings: environments.flatMap((e) => e.warnings) };
 }

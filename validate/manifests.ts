@@ -1,4 +1,4 @@
-import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { fileNameFor, type Manifest } from '../charts/render.js';
 import { ConfigError } from '../config/errors.js';
 import { ManifestValidator } from './validator.js';
@@ -25,17 +25,15 @@ export class ManifestError extends ConfigError {
   }
 }
 
-const validators = new Map<string, ManifestValidator>();
+/** The toolchain's own checkout: the vendored CRDs belong to the code, not to the environments being synthesized. */
+const TOOLCHAIN_ROOT = fileURLToPath(new URL('..', import.meta.url));
 
-/** One validator per repository root, so CRDs are parsed and rules compiled once per process. */
-export function validatorFor(root: string): ManifestValidator {
-  const key = resolve(root);
-  let validator = validators.get(key);
-  if (!validator) {
-    validator = new ManifestValidator({ root: key });
-    validators.set(key, validator);
-  }
-  return validator;
+let shared: ManifestValidator | undefined;
+
+/** One validator per process, so CRDs are parsed and rules compiled once. */
+export function sharedValidator(): ManifestValidator {
+  shared ??= new ManifestValidator({ root: TOOLCHAIN_ROOT });
+  return shared;
 }
 
 /**
@@ -43,8 +41,8 @@ export function validatorFor(root: string): ManifestValidator {
  * vendored CRD and throws one ManifestError listing every violation. Core kinds
  * (Deployment, PodDisruptionBudget) have no CRD here; the API server suite covers them.
  */
-export function validateManifests(root: string, groups: ReadonlyArray<{ readonly dir: string; readonly objects: readonly Manifest[] }>): void {
-  const validator = validatorFor(root);
+export function validateManifests(groups: ReadonlyArray<{ readonly dir: string; readonly objects: readonly Manifest[] }>): void {
+  const validator = sharedValidator();
   const violations: ManifestViolation[] = [];
   for (const { dir, objects } of groups) {
     for (const obj of objects) {

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Manifest } from '../../charts/render.js';
 import { ManifestError, validateManifests } from '../../validate/manifests.js';
-import { ROOT } from './fixtures.js';
 
 const pool = (name: string, spec: Record<string, unknown>): Manifest => ({
   apiVersion: 'karpenter.sh/v1',
@@ -16,7 +15,7 @@ const pool = (name: string, spec: Record<string, unknown>): Manifest => ({
 describe('validateManifests (the synth step)', () => {
   it('GIVEN rendered objects of two environments with violations WHEN validated THEN one ManifestError lists every violation by dist file and field path', () => {
     const run = () =>
-      validateManifests(ROOT, [
+      validateManifests([
         { dir: 'dist/dev', objects: [pool('ok', {})] },
         { dir: 'dist/prod', objects: [pool('default', { weight: 101 }), pool('static', { replicas: 2, weight: 5 })] },
       ]);
@@ -36,6 +35,6 @@ describe('validateManifests (the synth step)', () => {
 
   it('GIVEN core kinds (Deployment, PodDisruptionBudget) WHEN validated THEN they are left to the API server suite', () => {
     const deployment = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'x' }, spec: { nonsense: true } } as Manifest;
-    expect(() => validateManifests(ROOT, [{ dir: 'dist/dev', objects: [deployment] }])).not.toThrow();
+    expect(() => validateManifests([{ dir: 'dist/dev', objects: [deployment] }])).not.toThrow();
   });
 });
