@@ -55,12 +55,13 @@ export function cachedJson<T>(dir: string | undefined, text: string, derive: (te
 
 const AJV_OPTIONS = {
   allErrors: true,
-  verbose: true,
   strict: true,
   strictTypes: false,
   strictRequired: false,
   validateSchema: false,
 } as const;
+/** Standalone source for the cache; optimize off: on these schemas it costs compile time and saves little code. */
+const CODE_OPTIONS = { source: true, optimize: false } as const;
 
 /**
  * An ajv validator for `schema`, from ajv's standalone code when cached. Loading that
@@ -68,7 +69,8 @@ const AJV_OPTIONS = {
  * `npm run synth` cheap.
  */
 export function cachedValidator(dir: string | undefined, schema: AnySchema): ValidateFunction {
-  const name = `${sha256(`${AJV_VERSION}\n${JSON.stringify(AJV_OPTIONS)}\n${JSON.stringify(schema)}`)}.cjs`;
+  // Everything the generated code depends on is in the name: ajv's version, its options, the schema.
+  const name = `${sha256(`${AJV_VERSION}\n${JSON.stringify(AJV_OPTIONS)}\n${JSON.stringify(CODE_OPTIONS)}\n${JSON.stringify(schema)}`)}.cjs`;
   const hit = read(dir, name);
   if (hit !== undefined) {
     const module = { exports: {} as ValidateFunction };
@@ -80,7 +82,7 @@ export function cachedValidator(dir: string | undefined, schema: AnySchema): Val
   const addFormats = require('ajv-formats') as { default: (ajv: InstanceType<typeof Ajv>) => InstanceType<typeof Ajv> };
   const standaloneCode = (require('ajv/dist/standalone') as { default: (ajv: InstanceType<typeof Ajv>, v: ValidateFunction) => string }).default;
   const ajv = addFormats.default(
-    new Ajv({ ...AJV_OPTIONS, code: { source: true, optimize: false, formats: _`require("ajv-formats/dist/formats").fullFormats` } }),
+    new Ajv({ ...AJV_OPTIONS, code: { ...CODE_OPTIONS, formats: _`require("ajv-formats/dist/formats").fullFormats` } }),
   );
   const validate = ajv.compile(schema);
   write(dir, name, standaloneCode(ajv, validate));

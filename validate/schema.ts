@@ -80,17 +80,18 @@ export function joinPath(segments: readonly (string | number)[]): string {
   return out;
 }
 
-function pointerSegments(pointer: string, data: unknown): (string | number)[] {
-  if (pointer === '') return [];
+/** The path of an ajv instancePath (JSON pointer), and the value found there. */
+function locate(pointer: string, data: unknown): { segments: (string | number)[]; value: unknown } {
   const out: (string | number)[] = [];
   let cur: unknown = data;
+  if (pointer === '') return { segments: out, value: cur };
   for (const raw of pointer.slice(1).split('/')) {
     const key = raw.replace(/~1/g, '/').replace(/~0/g, '~');
     const seg = Array.isArray(cur) ? Number(key) : key;
     out.push(seg);
     cur = cur !== null && typeof cur === 'object' ? (cur as Record<string | number, unknown>)[seg] : undefined;
   }
-  return out;
+  return { segments: out, value: cur };
 }
 
 const quote = (v: unknown) => JSON.stringify(v);
@@ -104,8 +105,7 @@ export function fieldIssuesFromAjv(errors: readonly ErrorObject[], data: unknown
   // Errors inside anyOf/oneOf branches explain why each alternative failed; the
   // API server reports the alternative as a whole, and so do we.
   for (const e of errors.filter((err) => !/\/(anyOf|oneOf)\/\d+\//.test(err.schemaPath))) {
-    const segments = pointerSegments(e.instancePath, data);
-    const value = e.data;
+    const { segments, value } = locate(e.instancePath, data);
     const p = e.params as Record<string, unknown>;
     switch (e.keyword) {
       case 'required':

@@ -1,3 +1,6 @@
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ManifestValidator } from '../../validate/validator.js';
 import { fixtures, ROOT } from './fixtures.js';
@@ -23,5 +26,28 @@ describe('in-process validation of the fixture corpus', () => {
 
   it.each(valid.map((f) => [f.name, f] as const))('GIVEN %s WHEN validated THEN it is accepted', (_name, f) => {
     expect(render(validator.validate(f.object))).toBe('');
+  });
+});
+
+describe('the on-disk cache of parsed CRDs and compiled schemas', () => {
+  it('GIVEN an empty cache dir WHEN a validator runs twice (miss, then hit) THEN both runs report exactly what an uncached validator reports', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'validate-cache-'));
+    try {
+      const corpus = [...fixtures('invalid'), ...fixtures('valid')].map((f) => f.object);
+      const runWith = (cacheDir: string | null) => {
+        const fresh = new ManifestValidator({ root: ROOT, cacheDir });
+        return corpus.map((o) => render(fresh.validate(o)));
+      };
+      const uncached = runWith(null);
+      expect(readdirSync(dir)).toEqual([]);
+      const miss = runWith(dir);
+      // One parsed CRD (.json) and one compiled schema (.cjs) per kind in the corpus.
+      expect(readdirSync(dir).map((f) => f.replace(/^[0-9a-f]{64}/, '<sha256>')).sort()).toEqual(['<sha256>.cjs', '<sha256>.cjs', '<sha256>.json', '<sha256>.json']);
+      const hit = runWith(dir);
+      expect(miss).toEqual(uncached);
+      expect(hit).toEqual(uncached);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
