@@ -5,6 +5,7 @@ import { loadEnvironments, type LoadedEnvironment } from '../config/environment.
 import { outputsPath, readOutputs, type InfraOutputs } from '../config/outputs.js';
 import { EnvironmentChart } from './environment-chart.js';
 import { renderFiles, validateConstructs, type Manifest } from './render.js';
+import { validateManifests } from '../validate/manifests.js';
 
 export interface SynthOptions {
   /** Repository root: environments/, infra/outputs/ are read from here. */
@@ -46,11 +47,12 @@ export function synthesize(opts: SynthOptions): SynthResult {
   }
   if (errors.length > 0) throw errors.length === 1 ? errors[0] : new ConfigError(errors[0]!.file, errors.flatMap((e) => e.issues.map((i) => ({ ...i, path: `${e.file}: ${i.path}` }))));
 
-  const results = built.map(({ environment, outputs, chart }) => {
+  const charts = built.map(({ environment, outputs, chart }) => {
     validateConstructs(chart);
-    const objects = chart.toJson() as Manifest[];
-    return { environment, outputs, objects, files: renderFiles(objects, `dist/${environment.name}`) };
+    return { environment, outputs, objects: chart.toJson() as Manifest[] };
   });
+  validateManifests(charts.map(({ environment, objects }) => ({ dir: `dist/${environment.name}`, objects })));
+  const results = charts.map((c) => ({ ...c, files: renderFiles(c.objects, `dist/${c.environment.name}`) }));
   return { environments: results, warnings: environments.flatMap((e) => e.warnings) };
 }
 

@@ -1,0 +1,40 @@
+import { execFile } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ROOT } from './fixtures.js';
+
+const run = promisify(execFile);
+
+describe('npm run synth with a manifest the CRD rejects', () => {
+  let dir: string | undefined;
+  afterEach(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('GIVEN a node class selecting an AMI by id without amiFamily (zod accepts it) WHEN synthesized THEN exit 1, the CEL message with file and path, dist/ untouched', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'synth-validate-'));
+    cpSync(join(ROOT, 'environments', 'dev.yaml'), join(dir, 'environments', 'dev.yaml'));
+    cpSync(join(ROOT, 'infra', 'outputs', 'dev.json'), join(dir, 'infra', 'outputs', 'dev.json'));
+    const envFile = join(dir, 'environments', 'dev.yaml');
+    const text = readFileSync(envFile, 'utf8');
+    expect(text).toMatch(/^nodeClasses:\n {2}- name: default\n/m);
+    writeFileSync(envFile, text.replace(/^nodeClasses:\n {2}- name: default\n/m, 'nodeClasses:\n  - name: default\n    amiSelectorTerms: [{id: ami-0123456789abcdef0}]\n'));
+    cpSync(join(ROOT, 'dist', 'dev'), join(dir, 'dist', 'dev'), { recursive: true });
+    const before = readdirSync(join(dir, 'dist', 'dev')).map((f) => readFileSync(join(dir!, 'dist', 'dev', f), 'utf8'));
+
+    const result = await run(process.execPath, ['--import', 'tsx', join(ROOT, 'charts', 'main.ts'), '--root', dir], { cwd: ROOT }).then(
+      () => ({ code: 0, stderr: '' }),
+      (err: { code: number; stderr: string }) => err,
+    );
+
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      'error: invalid input, nothing was written\n' +
+        'dist/dev/EC2NodeClass.default.k8s.yaml: spec: must specify amiFamily if amiSelectorTerms does not contain an alias\n',
+    );
+    expect(readdirSync(join(dir, 'dist', 'dev')).map((f) => readFileSync(join(dir!, 'dist', 'dev', f), 'utf8'))).toEqual(before);
+  });
+});
