@@ -66,25 +66,32 @@ export interface ApplyResult {
 }
 
 export async function execute(ctx: ApplyContext): Promise<ApplyResult> {
-  const started = new Map<string, Promise<void>>();
+  const byResource = new Map(ctx.plan.actions.map((a) => [a.resource, a]));
+  const running = new Map<string, Promise<void>>();
   const done: string[] = [];
   const failed: { resource: string; error: Error }[] = [];
-  for (const action of ctx.plan.actions) {
-    const deps = action.after.map((r) => started.get(r)).filter((p): p is Promise<void> => p !== undefined);
-    const run = Promise.all(deps).then(async () => {
+  // Memoized: each action runs once, after everything it names in `after`, wherever it sits in the list.
+  const run = (resource: string): Promise<void> => {
+    const existing = running.get(resource);
+    if (existing) return existing;
+    const action = byResource.get(resource);
+    const p = (async () => {
+      if (!action) return;
+      await Promise.all(action.after.map(run));
       if (!action.step) return;
       try {
         await runStep(ctx, action, action.step);
-        done.push(action.resource);
-        ctx.log(`  ${action.kind === 'delete' ? 'deleted' : action.kind === 'create' ? 'created' : 'updated'} ${action.resource}`);
       } catch (err) {
-        failed.push({ resource: action.resource, error: err as Error });
+        failed.push({ resource, error: err as Error });
         throw err;
       }
-    });
-    started.set(action.resource, run);
-  }
-  await Promise.allSettled(started.values());
+      done.push(resource);
+      ctx.log(`  ${action.kind === 'delete' ? 'deleted' : action.kind === 'create' ? 'created' : 'updated'} ${resource}`);
+    })();
+    running.set(resource, p);
+    return p;
+  };
+  await Promise.allSettled(ctx.plan.actions.map((a) => run(a.resource)));
   return { done, failed };
 }
 

@@ -18,7 +18,7 @@ import {
   GetRoleCommand,
   GetRolePolicyCommand,
   ListAttachedRolePoliciesCommand,
-  ListInstanceProfileTagsCommand,
+  GetInstanceProfileCommand,
   ListOpenIDConnectProvidersCommand,
   ListRolePoliciesCommand,
   ListRolesCommand,
@@ -209,7 +209,7 @@ export async function observeKarpenter(c: AwsClients, d: DesiredState): Promise<
   const [reservations, templates, profiles] = await Promise.all([
     c.ec2.send(new DescribeInstancesCommand({ Filters: filters })),
     c.ec2.send(new DescribeLaunchTemplatesCommand({ Filters: filters })),
-    listKarpenterProfiles(c, owned),
+    listKarpenterProfiles(c, d, owned),
   ]);
   return {
     instances: (reservations.Reservations ?? [])
@@ -222,11 +222,14 @@ export async function observeKarpenter(c: AwsClients, d: DesiredState): Promise<
   };
 }
 
-async function listKarpenterProfiles(c: AwsClients, owned: string) {
+async function listKarpenterProfiles(c: AwsClients, d: DesiredState, owned: string) {
   const out: { name: string; roles: string[] }[] = [];
   for await (const page of paginateListInstanceProfiles({ client: c.iam }, {})) {
-    for (const p of page.InstanceProfiles ?? []) {
-      const tags = p.Tags?.length ? p.Tags : (await c.iam.send(new ListInstanceProfileTagsCommand({ InstanceProfileName: p.InstanceProfileName! }))).Tags ?? [];
+    // Karpenter names its profiles `<cluster>_<hash>`; the tags below decide, the prefix only saves calls.
+    for (const p of (page.InstanceProfiles ?? []).filter((x) => x.InstanceProfileName?.startsWith(`${d.clusterName}_`))) {
+      // Listing leaves tags out; GetInstanceProfile has them.
+      const full = await orNull(() => c.iam.send(new GetInstanceProfileCommand({ InstanceProfileName: p.InstanceProfileName! })));
+      const tags = full?.InstanceProfile?.Tags ?? [];
       const has = (k: string, v?: string) => tags.some((t) => t.Key === k && (v === undefined || t.Value === v));
       if (has('karpenter.k8s.aws/ec2nodeclass') && has(owned, 'owned')) {
         out.push({ name: p.InstanceProfileName!, roles: (p.Roles ?? []).map((r) => r.RoleName!) });
