@@ -1,0 +1,87 @@
+import { loadEnvironment, type LoadedEnvironment } from '../config/environment.js';
+import { INTERRUPTION_RULES } from './policies.js';
+
+/**
+ * What an environment wants to exist in AWS, derived from environments/<env>.yaml alone.
+ * Every name here is knowable before apply, so the plan can show it.
+ */
+export interface DesiredState {
+  readonly env: string;
+  readonly clusterName: string;
+  readonly region: string;
+  readonly kubernetesVersion: string;
+  readonly vpcId: string;
+  readonly privateSubnetIds: readonly string[];
+  readonly publicAccessCidrs: readonly string[];
+  readonly identity: 'podIdentity' | 'irsa';
+  readonly chartVersion: string;
+  /** Namespace and service account of the Karpenter controller. */
+  readonly namespace: string;
+  readonly serviceAccount: string;
+  readonly systemNodeGroup: {
+    readonly name: string;
+    readonly instanceTypes: readonly string[];
+    readonly size: number;
+    readonly labels: Readonly<Record<string, string>>;
+  };
+  readonly names: {
+    readonly clusterRole: string;
+    readonly systemNodeRole: string;
+    readonly nodeRole: string;
+    readonly controllerRole: string;
+    readonly queue: string;
+    readonly rules: readonly string[];
+  };
+  readonly discoveryTag: { readonly key: 'karpenter.sh/discovery'; readonly value: string };
+}
+
+export const MANAGED = {
+  cluster: ['AmazonEKSClusterPolicy'],
+  systemNode: ['AmazonEKS_CNI_Policy', 'AmazonEKSWorkerNodePolicy', 'AmazonEC2ContainerRegistryPullOnly'],
+  karpenterNode: ['AmazonEKS_CNI_Policy', 'AmazonEKSWorkerNodePolicy', 'AmazonEC2ContainerRegistryPullOnly', 'AmazonSSMManagedInstanceCore'],
+} as const;
+
+export interface DesiredOptions {
+  /** `--identity` on the command line wins over the file. */
+  readonly identity?: 'podIdentity' | 'irsa';
+  /** `--region` on the command line wins over the file. */
+  readonly region?: string;
+}
+
+export function desiredFrom(loaded: LoadedEnvironment, opts: DesiredOptions = {}): DesiredState {
+  const { cluster, karpenter } = loaded.config;
+  const name = cluster.name;
+  return {
+    env: loaded.name,
+    clusterName: name,
+    region: opts.region ?? cluster.region,
+    kubernetesVersion: cluster.kubernetesVersion,
+    vpcId: cluster.vpcId,
+    privateSubnetIds: cluster.privateSubnetIds,
+    publicAccessCidrs: cluster.publicAccessCidrs,
+    identity: opts.identity ?? cluster.identity,
+    chartVersion: karpenter.chartVersion,
+    namespace: karpenter.namespace,
+    serviceAccount: 'karpenter',
+    systemNodeGroup: {
+      name: 'system',
+      instanceTypes: cluster.systemNodeGroup.instanceTypes,
+      size: cluster.systemNodeGroup.size,
+      labels: cluster.systemNodeGroup.labels,
+    },
+    names: {
+      clusterRole: `EKSClusterRole-${name}`,
+      systemNodeRole: `EKSSystemNodeRole-${name}`,
+      nodeRole: `KarpenterNodeRole-${name}`,
+      controllerRole: `KarpenterController-${name}`,
+      queue: name,
+      rules: INTERRUPTION_RULES.map((r) => `${name}-${r.suffix}`),
+    },
+    discoveryTag: { key: 'karpenter.sh/discovery', value: name },
+  };
+}
+
+export function loadDesired(env: string, opts: DesiredOptions = {}, dir = 'environments'): DesiredState {
+  const file = `${dir}/${env}.yaml`;
+  return desiredFrom(loadEnvironment(file), opts);
+}

@@ -1,0 +1,446 @@
+import { MANAGED, type DesiredState } from './desired.js';
+import type { Action, Observed, ObservedRole, Plan, Step, Trust } from './model.js';
+import {
+  CONTROLLER_POLICY_NAME,
+  INLINE_POLICY_LIMIT,
+  INTERRUPTION_RULES,
+  RULE_TARGET_ID,
+  canonicalPolicy,
+  controllerPolicyJson,
+  irsaTrust,
+  podIdentityTrust,
+  queuePolicy,
+  rulePattern,
+  serviceTrust,
+} from './policies.js';
+
+/**
+ * The planner: a pure function from desired and observed state to ordered actions, each
+ * with a reason. apply executes exactly these; nothing here talks to AWS.
+ */
+
+export const R = {
+  subnetTags: 'ec2:discovery-tag/subnets',
+  sgTag: 'ec2:discovery-tag/security-group',
+  role: (name: string) => `iam:role/${name}`,
+  cluster: (name: string) => `eks:cluster/${name}`,
+  nodeGroup: (cluster: string, name: string) => `eks:nodegroup/${cluster}/${name}`,
+  accessEntry: (role: string) => `eks:access-entry/${role}`,
+  queue: (name: string) => `sqs:queue/${name}`,
+  rule: (name: string) => `events:rule/${name}`,
+  oidc: (cluster: string) => `iam:oidc-provider/${cluster}`,
+  addon: 'eks:addon/eks-pod-identity-agent',
+  podIdentity: (ns: string, sa: string) => `eks:pod-identity-association/${ns}/${sa}`,
+  spotSlr: 'iam:service-linked-role/AWSServiceRoleForEC2Spot',
+  instances: 'ec2:karpenter-instances',
+  launchTemplates: 'ec2:karpenter-launch-templates',
+  instanceProfiles: 'iam:karpenter-instance-profiles',
+} as const;
+
+export const managedArn = (partition: string, name: string) => `arn:${partition}:iam::aws:policy/${name}`;
+export const roleArn = (o: Pick<Observed, 'partition' | 'accountId'>, name: string) => `arn:${o.partition}:iam::${o.accountId}:role/${name}`;
+export const queueArn = (d: DesiredState, o: Pick<Observed, 'partition' | 'accountId'>) => `arn:${o.partition}:sqs:${d.region}:${o.accountId}:${d.names.queue}`;
+
+export function knownNames(d: DesiredState): Record<string, string> {
+  return {
+    cluster: d.clusterName,
+    nodeGroup: d.systemNodeGroup.name,
+    clusterRole: d.names.clusterRole,
+    systemNodeRole: d.names.systemNodeRole,
+    nodeRole: d.names.nodeRole,
+    controllerRole: d.names.controllerRole,
+    queue: d.names.queue,
+    rules: d.names.rules.join(', '),
+  };
+}
+
+export function controllerPolicyFor(d: DesiredState, o: Pick<Observed, 'partition' | 'accountId'>): string {
+  return controllerPolicyJson({
+    partition: o.partition,
+    region: d.region,
+    accountId: o.accountId,
+    clusterName: d.clusterName,
+    nodeRoleArn: roleArn(o, d.names.nodeRole),
+    queueArn: queueArn(d, o),
+  });
+}
+
+export function desiredQueueAttributes(d: DesiredState, o: Pick<Observed, 'partition' | 'accountId'>): Record<string, string> {
+  return {
+    MessageRetentionPeriod: '300',
+    SqsManagedSseEnabled: 'true',
+    Policy: JSON.stringify(queuePolicy(queueArn(d, o))),
+  };
+}
+
+interface RoleWanted {
+  readonly name: string;
+  readonly trust: Trust;
+  readonly managed: readonly string[];
+  readonly inline?: { readonly name: string; readonly document: string };
+}
+
+/** What a role needs: pure diff of wanted against observed (`analyzeUpdate` style). */
+export function roleStep(want: RoleWanted, have: ObservedRole | null, partition: string): { step: Step | null; reasons: string[] } {
+  const arns = want.managed.map((m) => managedArn(partition, m));
+  const attached = have?.attached ?? [];
+  const attach = arns.filter((a) => !attached.includes(a));
+  const detach = attached.filter((a) => !arns.includes(a));
+  const inlineHave = have?.inline ?? {};
+  const putInline =
+    want.inline && (inlineHave[want.inline.name] === undefined || canonicalPolicy(inlineHave[want.inline.name]) !== canonicalPolicy(want.inline.document)) ? want.inline : undefined;
+  const deleteInline = Object.keys(inlineHave).filter((n) => n !== want.inline?.name);
+  const trustDrift = have !== null && 'document' in want.trust && canonicalPolicy(have.trust) !== canonicalPolicy(want.trust.document);
+  const reasons: string[] = [];
+  if (have === null) reasons.push('role does not exist');
+  if (trustDrift) reasons.push('trust policy differs');
+  if (have !== null && attach.length > 0) reasons.push(`missing managed policies ${attach.map(shortArn).join(', ')}`);
+  if (detach.length > 0) reasons.push(`unexpected managed policies ${detach.map(shortArn).join(', ')}`);
+  if (have !== null && putInline) reasons.push(inlineHave[putInline.name] === undefined ? `inline policy ${putInline.name} missing` : `inline policy ${putInline.name} differs`);
+  if (deleteInline.length > 0) reasons.push(`unexpected inline policies ${deleteInline.join(', ')}`);
+  if (reasons.length === 0) return { step: null, reasons: ['role, trust and policies match'] };
+  return {
+    step: {
+      type: 'role',
+      name: want.name,
+      create: have === null,
+      ...(have === null || trustDrift ? { trust: want.trust } : {}),
+      attach,
+      detach,
+      ...(putInline ? { putInline } : {}),
+      deleteInline,
+    },
+    reasons,
+  };
+}
+
+const shortArn = (arn: string) => arn.slice(arn.lastIndexOf('/') + 1);
+
+function act(resource: string, after: readonly string[], step: Step | null, reasons: readonly string[], exists: boolean): Action {
+  if (step === null) return { kind: 'noop', resource, reason: reasons.join('; '), after };
+  return { kind: exists ? 'update' : 'create', resource, reason: reasons.join('; '), after, step };
+}
+
+/** Plans `apply`: everything SPEC section 3 asks for, created or brought back in line. */
+export function planApply(d: DesiredState, o: Observed): Plan {
+  const blockers: string[] = [];
+  const warnings: string[] = [];
+  const actions: Action[] = [];
+  const tagKey = d.discoveryTag.key;
+
+  // Safety: the subnets must exist, be in the VPC, and cover the AZs used (each AZ has a tagged one by construction).
+  const azs = new Set<string>();
+  for (const id of d.privateSubnetIds) {
+    const s = o.subnets[id];
+    if (!s) blockers.push(`cluster.privateSubnetIds: subnet ${id} does not exist in ${d.region}`);
+    else if (s.vpcId !== d.vpcId) blockers.push(`cluster.privateSubnetIds: subnet ${id} is in ${s.vpcId}, must be in cluster.vpcId ${d.vpcId}`);
+    else azs.add(s.az);
+  }
+  if (blockers.length === 0 && azs.size < 2) blockers.push(`cluster.privateSubnetIds: must span at least two availability zones, got ${[...azs].join(', ')}`);
+
+  const policy = controllerPolicyFor(d, o);
+  if (policy.length >= INLINE_POLICY_LIMIT) blockers.push(`controller inline policy is ${policy.length} characters, must be under IAM's limit of ${INLINE_POLICY_LIMIT}`);
+
+  // Discovery tags: exactly the configured private subnets, exactly the cluster security group.
+  const addSubnets = d.privateSubnetIds.filter((id) => o.subnets[id] && !o.subnets[id]!.tagged);
+  const subnetReasons = [
+    ...(addSubnets.length > 0 ? [`tag ${tagKey}=${d.clusterName} missing on ${addSubnets.join(', ')}`] : []),
+    ...(o.strayTaggedSubnets.length > 0 ? [`tag on subnets not in config: ${o.strayTaggedSubnets.join(', ')}`] : []),
+  ];
+  actions.push(
+    act(
+      R.subnetTags,
+      [],
+      subnetReasons.length > 0 ? { type: 'tagSubnets', add: addSubnets, remove: o.strayTaggedSubnets } : null,
+      subnetReasons.length > 0 ? subnetReasons : [`tag ${tagKey}=${d.clusterName} on ${d.privateSubnetIds.length} private subnets in ${azs.size} AZs`],
+      true,
+    ),
+  );
+
+  const clusterRole = d.names.clusterRole;
+  const systemRole = d.names.systemNodeRole;
+  const nodeRole = d.names.nodeRole;
+  const controllerRole = d.names.controllerRole;
+  const roles: RoleWanted[] = [
+    { name: clusterRole, trust: { document: JSON.stringify(serviceTrust('eks.amazonaws.com')) }, managed: MANAGED.cluster },
+    { name: systemRole, trust: { document: JSON.stringify(serviceTrust('ec2.amazonaws.com')) }, managed: MANAGED.systemNode },
+    { name: nodeRole, trust: { document: JSON.stringify(serviceTrust('ec2.amazonaws.com')) }, managed: MANAGED.karpenterNode },
+    {
+      name: controllerRole,
+      trust:
+        d.identity === 'podIdentity'
+          ? { document: JSON.stringify(podIdentityTrust()) }
+          : o.cluster?.issuer
+            ? { document: JSON.stringify(irsaTrust(o.partition, o.accountId, o.cluster.issuer, d.namespace, d.serviceAccount)) }
+            : { irsa: { namespace: d.namespace, serviceAccount: d.serviceAccount } },
+      managed: [],
+      inline: { name: CONTROLLER_POLICY_NAME, document: policy },
+    },
+  ];
+  for (const want of roles) {
+    const have = o.roles[want.name] ?? null;
+    const { step, reasons } = roleStep(want, have, o.partition);
+    const after = want.name === controllerRole && d.identity === 'irsa' ? [R.cluster(d.clusterName)] : [];
+    actions.push(act(R.role(want.name), after, step, reasons, have !== null));
+  }
+
+  // Cluster.
+  const cluster = R.cluster(d.clusterName);
+  const c = o.cluster;
+  if (c === null) {
+    actions.push(act(cluster, [R.role(clusterRole)], { type: 'cluster', create: true }, [`cluster does not exist (Kubernetes ${d.kubernetesVersion}, API authentication)`], false));
+  } else {
+    const reasons: string[] = [];
+    const versionDrift = c.version !== d.kubernetesVersion;
+    if (versionDrift) {
+      if (compareMinor(c.version, d.kubernetesVersion) > 0) blockers.push(`cluster.kubernetesVersion: cluster runs ${c.version}, config says ${d.kubernetesVersion}; EKS cannot downgrade`);
+      else reasons.push(`version ${c.version}, want ${d.kubernetesVersion}`);
+    }
+    const authDrift = c.authenticationMode !== undefined && c.authenticationMode !== 'API';
+    if (authDrift) reasons.push(`authentication mode ${c.authenticationMode}, want API`);
+    const cidrDrift = c.publicAccessCidrs !== undefined && d.publicAccessCidrs.length > 0 && !sameSet(c.publicAccessCidrs, d.publicAccessCidrs);
+    if (cidrDrift) reasons.push(`public access CIDRs ${c.publicAccessCidrs!.join(', ')}, want ${d.publicAccessCidrs.join(', ')}`);
+    const step: Step | null =
+      reasons.length > 0
+        ? {
+            type: 'cluster',
+            create: false,
+            ...(versionDrift && compareMinor(c.version, d.kubernetesVersion) < 0 ? { version: d.kubernetesVersion } : {}),
+            ...(authDrift ? { authenticationMode: 'API' as const } : {}),
+            ...(cidrDrift ? { publicAccessCidrs: d.publicAccessCidrs } : {}),
+          }
+        : null;
+    actions.push(act(cluster, [R.role(clusterRole)], step, reasons.length > 0 ? reasons : [`${c.status}, Kubernetes ${c.version}`], true));
+  }
+
+  // The cluster security group is the only one carrying the discovery tag.
+  const sgId = c?.securityGroupId;
+  const sgStray = o.taggedSecurityGroups.filter((id) => id !== sgId);
+  const sgMissing = c === null || (sgId !== undefined && !o.taggedSecurityGroups.includes(sgId));
+  if (c !== null && sgId === undefined) warnings.push(`cluster ${d.clusterName} reports no cluster security group; none will be tagged`);
+  const sgReasons = [
+    ...(sgMissing ? [`tag ${tagKey}=${d.clusterName} missing on the cluster security group${sgId ? ` ${sgId}` : ''}`] : []),
+    ...(sgStray.length > 0 ? [`tag on security groups other than the cluster's: ${sgStray.join(', ')}`] : []),
+  ];
+  actions.push(
+    act(
+      R.sgTag,
+      [cluster],
+      sgReasons.length > 0 ? { type: 'tagSecurityGroups', add: sgMissing ? (sgId ?? 'cluster') : null, remove: sgStray } : null,
+      sgReasons.length > 0 ? sgReasons : [`only the cluster security group ${sgId ?? ''} is tagged`],
+      true,
+    ),
+  );
+
+  // System node group: fixed size, Karpenter does the scaling.
+  const ng = o.nodeGroup;
+  const ngId = R.nodeGroup(d.clusterName, d.systemNodeGroup.name);
+  const ngAfter = [cluster, R.role(systemRole)];
+  if (ng === null) {
+    actions.push(act(ngId, ngAfter, { type: 'nodeGroup', create: true }, [`node group does not exist (${d.systemNodeGroup.size} x ${d.systemNodeGroup.instanceTypes.join('/')})`], false));
+  } else {
+    const size = d.systemNodeGroup.size;
+    const reasons: string[] = [];
+    const sizeDrift = ng.min !== size || ng.max !== size || ng.desired !== size;
+    if (sizeDrift) reasons.push(`size min=${ng.min} desired=${ng.desired} max=${ng.max}, want ${size}`);
+    const want = d.systemNodeGroup.labels;
+    const set = Object.fromEntries(Object.entries(want).filter(([k, v]) => ng.labels[k] !== v));
+    const remove = Object.keys(ng.labels).filter((k) => !(k in want));
+    if (Object.keys(set).length + remove.length > 0) reasons.push(`labels differ (${Object.keys(set).concat(remove).join(', ')})`);
+    const step: Step | null =
+      reasons.length > 0
+        ? { type: 'nodeGroup', create: false, ...(sizeDrift ? { size } : {}), ...(Object.keys(set).length + remove.length > 0 ? { labels: { set, remove } } : {}) }
+        : null;
+    actions.push(act(ngId, ngAfter, step, reasons.length > 0 ? reasons : [`${ng.status}, ${size} nodes`], true));
+  }
+
+  // Karpenter nodes join through an access entry for their role.
+  actions.push(
+    act(
+      R.accessEntry(nodeRole),
+      [cluster, R.role(nodeRole)],
+      o.accessEntry ? null : { type: 'accessEntry' },
+      [o.accessEntry ? 'EC2_LINUX access entry exists' : 'EC2_LINUX access entry for the node role does not exist'],
+      o.accessEntry,
+    ),
+  );
+
+  // Interruption queue and its rules.
+  const queueId = R.queue(d.names.queue);
+  const attrs = desiredQueueAttributes(d, o);
+  const q = o.queue;
+  const changed = Object.fromEntries(
+    Object.entries(attrs).filter(([k, v]) => (k === 'Policy' ? !q?.attributes[k] || canonicalPolicy(q.attributes[k]) !== canonicalPolicy(v) : q?.attributes[k] !== v)),
+  );
+  const qReasons =
+    q === null
+      ? ['queue does not exist']
+      : Object.keys(changed).map((k) => (k === 'Policy' ? (q.attributes[k] ? 'queue policy differs' : 'queue policy missing') : `${k} is ${q.attributes[k] ?? 'unset'}, want ${attrs[k]}`));
+  actions.push(
+    act(
+      queueId,
+      [],
+      qReasons.length > 0 ? { type: 'queue', create: q === null, attributes: q === null ? attrs : changed } : null,
+      qReasons.length > 0 ? qReasons : ['retention 300 s, SSE on, policy matches'],
+      q !== null,
+    ),
+  );
+  const qArn = queueArn(d, o);
+  INTERRUPTION_RULES.forEach((rule, i) => {
+    const name = d.names.rules[i]!;
+    const have = o.rules[name] ?? null;
+    const pattern = rulePattern(rule);
+    const putRule = have === null || canonicalPolicy(have.pattern) !== canonicalPolicy(pattern) || have.state !== 'ENABLED';
+    const putTarget = !have?.targets.some((t) => t.id === RULE_TARGET_ID && t.arn === qArn);
+    const reasons =
+      have === null
+        ? [`rule does not exist (${rule.detailType})`]
+        : [...(putRule ? ['event pattern or state differs'] : []), ...(putTarget ? ['queue target missing'] : [])];
+    actions.push(
+      act(R.rule(name), [queueId], putRule || putTarget ? { type: 'rule', name, pattern, putRule, putTarget } : null, reasons.length > 0 ? reasons : [`${rule.detailType} -> queue`], have !== null),
+    );
+  });
+
+  // Controller identity.
+  if (d.identity === 'irsa') {
+    actions.push(
+      act(R.oidc(d.clusterName), [cluster], o.oidcProviderArn ? null : { type: 'oidcProvider' }, [o.oidcProviderArn ? 'OIDC provider exists' : 'OIDC provider for the cluster issuer does not exist'], o.oidcProviderArn !== null),
+    );
+  } else {
+    actions.push(act(R.addon, [cluster], o.addon ? null : { type: 'addon' }, [o.addon ? 'add-on installed' : 'eks-pod-identity-agent add-on not installed'], o.addon));
+    const ctrlArn = roleArn(o, controllerRole);
+    const pia = o.podIdentityAssociation;
+    const ok = pia !== null && pia.roleArn === ctrlArn;
+    actions.push(
+      act(
+        R.podIdentity(d.namespace, d.serviceAccount),
+        [cluster, R.role(controllerRole)],
+        ok ? null : { type: 'podIdentityAssociation', ...(pia ? { existingId: pia.id } : {}) },
+        [ok ? `${d.namespace}/${d.serviceAccount} -> ${controllerRole}` : pia ? `association points to ${pia.roleArn}` : `association ${d.namespace}/${d.serviceAccount} does not exist`],
+        pia !== null,
+      ),
+    );
+  }
+
+  actions.push(
+    act(
+      R.spotSlr,
+      [],
+      o.spotServiceLinkedRole ? null : { type: 'spotServiceLinkedRole' },
+      [o.spotServiceLinkedRole ? 'exists' : 'EC2 Spot service-linked role does not exist'],
+      o.spotServiceLinkedRole,
+    ),
+  );
+
+  return { operation: 'apply', env: d.env, clusterName: d.clusterName, region: d.region, accountId: o.accountId, identity: d.identity, names: knownNames(d), actions, blockers, warnings };
+}
+
+export interface DestroyOptions {
+  /** Terminate Karpenter-launched instances instead of refusing. */
+  readonly terminateKarpenterInstances: boolean;
+}
+
+const LIVE_STATES = ['pending', 'running', 'stopping', 'stopped', 'shutting-down'];
+
+/**
+ * Plans `destroy` in article 1's safe order: no Karpenter node may outlive the cluster
+ * (its instances, launch templates and instance profiles go first), then everything else
+ * in reverse dependency order. What is already gone is a noop.
+ */
+export function planDestroy(d: DesiredState, o: Observed, opts: DestroyOptions): Plan {
+  const blockers: string[] = [];
+  const actions: Action[] = [];
+  const cluster = R.cluster(d.clusterName);
+  const k = o.karpenter;
+  const live = k.instances.filter((i) => LIVE_STATES.includes(i.state));
+  if (live.length > 0 && !opts.terminateKarpenterInstances) {
+    blockers.push(
+      `${live.length} Karpenter instance(s) of cluster ${d.clusterName} still exist (${live.map((i) => `${i.id} ${i.state}`).join(', ')}); ` +
+        'delete the NodePools first so Karpenter drains them, or pass --terminate-karpenter-instances',
+    );
+  }
+  const del = (resource: string, after: readonly string[], step: Step | null, what: string) =>
+    actions.push(step === null ? { kind: 'noop', resource, reason: `${what} already gone`, after } : { kind: 'delete', resource, reason: `${what} exists`, after, step });
+
+  del(R.instances, [], live.length > 0 ? { type: 'terminateInstances', ids: live.map((i) => i.id) } : null, 'Karpenter instances');
+  del(R.launchTemplates, [R.instances], k.launchTemplates.length > 0 ? { type: 'deleteLaunchTemplates', ids: k.launchTemplates.map((t) => t.id) } : null, `Karpenter launch templates${k.launchTemplates.length ? ` (${k.launchTemplates.map((t) => t.name).join(', ')})` : ''}`);
+  del(R.instanceProfiles, [R.instances], k.instanceProfiles.length > 0 ? { type: 'deleteInstanceProfiles', profiles: k.instanceProfiles } : null, `Karpenter instance profiles${k.instanceProfiles.length ? ` (${k.instanceProfiles.map((p) => p.name).join(', ')})` : ''}`);
+  const karpenterGone = [R.instances, R.launchTemplates, R.instanceProfiles];
+
+  // Things inside the cluster go before it; the interruption path goes after the nodes.
+  const pia = R.podIdentity(d.namespace, d.serviceAccount);
+  del(pia, karpenterGone, o.podIdentityAssociation ? { type: 'deletePodIdentityAssociation', id: o.podIdentityAssociation.id } : null, 'pod identity association');
+  del(R.addon, [pia], o.addon ? { type: 'deleteAddon' } : null, 'eks-pod-identity-agent add-on');
+  del(R.accessEntry(d.names.nodeRole), karpenterGone, o.accessEntry ? { type: 'deleteAccessEntry' } : null, 'node role access entry');
+  d.names.rules.forEach((name) => {
+    const r = o.rules[name];
+    del(R.rule(name), karpenterGone, r ? { type: 'deleteRule', name, targetIds: r.targets.map((t) => t.id) } : null, `rule ${name}`);
+  });
+  const ngId = R.nodeGroup(d.clusterName, d.systemNodeGroup.name);
+  del(ngId, karpenterGone, o.nodeGroup ? { type: 'deleteNodeGroup' } : null, 'system node group');
+  del(cluster, [ngId, R.addon, pia, R.accessEntry(d.names.nodeRole)], o.cluster ? { type: 'deleteCluster' } : null, 'cluster');
+  del(R.oidc(d.clusterName), [cluster], o.oidcProviderArn ? { type: 'deleteOidcProvider', arn: o.oidcProviderArn } : null, 'OIDC provider');
+  del(R.queue(d.names.queue), d.names.rules.map(R.rule), o.queue ? { type: 'deleteQueue', url: o.queue.url } : null, 'interruption queue');
+  const roleAfter: Record<string, readonly string[]> = {
+    [d.names.clusterRole]: [cluster],
+    [d.names.systemNodeRole]: [ngId],
+    [d.names.nodeRole]: [...karpenterGone, R.accessEntry(d.names.nodeRole)],
+    [d.names.controllerRole]: [pia, cluster],
+  };
+  for (const [name, after] of Object.entries(roleAfter)) {
+    const r = o.roles[name];
+    del(R.role(name), after, r ? { type: 'deleteRole', name, attached: r.attached, inline: Object.keys(r.inline) } : null, `role ${name}`);
+  }
+  const subnetTagged = d.privateSubnetIds.filter((id) => o.subnets[id]?.tagged).concat(o.strayTaggedSubnets);
+  del(R.subnetTags, [cluster], subnetTagged.length > 0 ? { type: 'tagSubnets', add: [], remove: subnetTagged } : null, `discovery tag on subnets${subnetTagged.length ? ` ${subnetTagged.join(', ')}` : ''}`);
+  del(R.sgTag, [cluster], o.taggedSecurityGroups.length > 0 ? { type: 'tagSecurityGroups', add: null, remove: o.taggedSecurityGroups } : null, `discovery tag on security groups${o.taggedSecurityGroups.length ? ` ${o.taggedSecurityGroups.join(', ')}` : ''}`);
+
+  return {
+    operation: 'destroy',
+    env: d.env,
+    clusterName: d.clusterName,
+    region: d.region,
+    accountId: o.accountId,
+    identity: d.identity,
+    names: knownNames(d),
+    actions,
+    blockers,
+    // Account-wide and shared with every Spot user of the account: never ours to delete.
+    warnings: ['the EC2 Spot service-linked role is account-wide and is kept'],
+  };
+}
+
+function compareMinor(a: string, b: string): number {
+  const minor = (v: string) => Number(v.split('.')[1]);
+  return minor(a) - minor(b);
+}
+
+function sameSet(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((x) => b.includes(x));
+}
+
+const SYMBOL: Record<Action['kind'], string> = { create: '+', update: '~', delete: '-', noop: '=' };
+
+/** The plan as a person reads it: one line per resource, the reason beside it. */
+export function renderPlan(plan: Plan): string {
+  const lines = [`${plan.operation === 'apply' ? 'Plan' : 'Destroy plan'} for environment ${plan.env}: cluster ${plan.clusterName} in ${plan.region}, account ${plan.accountId}, identity ${plan.identity}`];
+  lines.push('Names:');
+  for (const [k, v] of Object.entries(plan.names)) lines.push(`  ${k.padEnd(15)} ${v}`);
+  lines.push('Actions:');
+  const width = Math.max(...plan.actions.map((a) => a.resource.length));
+  for (const a of plan.actions) lines.push(`  ${SYMBOL[a.kind]} ${a.kind.padEnd(6)} ${a.resource.padEnd(width)}  ${a.reason}`);
+  for (const w of plan.warnings) lines.push(`warning: ${w}`);
+  for (const b of plan.blockers) lines.push(`refused: ${b}`);
+  lines.push(summary(plan));
+  return lines.join('\n');
+}
+
+export function summary(plan: Plan): string {
+  const n = (k: Action['kind']) => plan.actions.filter((a) => a.kind === k).length;
+  return `${n('create')} to create, ${n('update')} to update, ${n('delete')} to delete, ${n('noop')} unchanged.`;
+}
+
+/** `--json`: the plan without the SDK-facing step payloads' documents (they are long), but with every decision. */
+export function planJson(plan: Plan): string {
+  return `${JSON.stringify({ ...plan, actions: plan.actions.map(({ step: _step, ...a }) => ({ ...a, ...(_step ? { step: _step.type } : {}) })) }, null, 2)}\n`;
+}

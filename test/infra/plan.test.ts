@@ -1,0 +1,198 @@
+import { describe, expect, it } from 'vitest';
+import { parseEnvironment } from '../../config/environment.js';
+import { MANAGED, desiredFrom, type DesiredState } from '../../infra/desired.js';
+import type { Observed } from '../../infra/model.js';
+import { CONTROLLER_POLICY_NAME, RULE_TARGET_ID, podIdentityTrust, serviceTrust } from '../../infra/policies.js';
+import { R, controllerPolicyFor, desiredQueueAttributes, managedArn, planApply, planDestroy, queueArn, renderPlan } from '../../infra/plan.js';
+
+const yaml = `
+cluster:
+  name: demo
+  region: us-east-1
+  vpcId: vpc-0123456789abcdef0
+  privateSubnetIds: [subnet-0000000000000000a, subnet-0000000000000000b]
+nodeClasses: [{ name: default }]
+nodePools: [{ name: default, nodeClass: default }]
+`;
+const desired: DesiredState = desiredFrom(parseEnvironment('environments/demo.yaml', yaml));
+const acct = { accountId: '111122223333', partition: 'aws' };
+
+/** Nothing exists yet but the VPC's subnets. */
+function empty(): Observed {
+  return {
+    ...acct,
+    subnets: {
+      'subnet-0000000000000000a': { id: 'subnet-0000000000000000a', vpcId: 'vpc-0123456789abcdef0', az: 'us-east-1a', tagged: false },
+      'subnet-0000000000000000b': { id: 'subnet-0000000000000000b', vpcId: 'vpc-0123456789abcdef0', az: 'us-east-1b', tagged: false },
+    },
+    strayTaggedSubnets: [],
+    taggedSecurityGroups: [],
+    roles: {},
+    cluster: null,
+    nodeGroup: null,
+    accessEntry: false,
+    queue: null,
+    rules: {},
+    oidcProviderArn: null,
+    addon: false,
+    podIdentityAssociation: null,
+    spotServiceLinkedRole: false,
+    karpenter: { instances: [], launchTemplates: [], instanceProfiles: [] },
+  };
+}
+
+/** Everything as apply leaves it. */
+function converged(): Observed {
+  const role = (trust: object, managed: readonly string[], inline: Record<string, string> = {}) => ({
+    arn: 'arn:aws:iam::111122223333:role/x',
+    trust: JSON.stringify(trust),
+    attached: managed.map((m) => managedArn('aws', m)),
+    inline,
+  });
+  const e = empty();
+  return {
+    ...e,
+    subnets: Object.fromEntries(Object.entries(e.subnets).map(([k, s]) => [k, { ...s!, tagged: true }])),
+    taggedSecurityGroups: ['sg-0aaaaaaaaaaaaaaaa'],
+    roles: {
+      [desired.names.clusterRole]: role(serviceTrust('eks.amazonaws.com'), MANAGED.cluster),
+      [desired.names.systemNodeRole]: role(serviceTrust('ec2.amazonaws.com'), MANAGED.systemNode),
+      [desired.names.nodeRole]: role(serviceTrust('ec2.amazonaws.com'), MANAGED.karpenterNode),
+      [desired.names.controllerRole]: role(podIdentityTrust(), [], { [CONTROLLER_POLICY_NAME]: controllerPolicyFor(desired, acct) }),
+    },
+    cluster: { status: 'ACTIVE', version: '1.36', securityGroupId: 'sg-0aaaaaaaaaaaaaaaa', authenticationMode: 'API', issuer: 'https://oidc.eks.us-east-1.amazonaws.com/id/ABC' },
+    nodeGroup: { status: 'ACTIVE', min: 2, max: 2, desired: 2, labels: { 'node-role': 'system' } },
+    accessEntry: true,
+    queue: { url: 'https://sqs/demo', arn: queueArn(desired, acct), attributes: { ...desiredQueueAttributes(desired, acct), QueueArn: queueArn(desired, acct) } },
+    rules: Object.fromEntries(
+      desired.names.rules.map((n, i) => [
+        n,
+        {
+          pattern: JSON.stringify({ source: [i === 0 ? 'aws.health' : 'aws.ec2'], 'detail-type': [['AWS Health Event', 'EC2 Spot Instance Interruption Warning', 'EC2 Instance Rebalance Recommendation', 'EC2 Instance State-change Notification', 'EC2 Capacity Reservation Instance Interruption Warning'][i]] }),
+          state: 'ENABLED',
+          targets: [{ id: RULE_TARGET_ID, arn: queueArn(desired, acct) }],
+        },
+      ]),
+    ),
+    addon: true,
+    podIdentityAssociation: { id: 'a-1', roleArn: `arn:aws:iam::111122223333:role/${desired.names.controllerRole}` },
+    spotServiceLinkedRole: true,
+  };
+}
+
+const kinds = (o: Observed) => Object.fromEntries(planApply(desired, o).actions.map((a) => [a.resource, a.kind]));
+
+describe('planApply', () => {
+  it('GIVEN an empty account WHEN planned THEN every resource is created and tags are added, with names known up front', () => {
+    const plan = planApply(desired, empty());
+    expect(plan.blockers).toEqual([]);
+    expect(plan.actions.filter((a) => a.kind === 'create')).toHaveLength(16);
+    expect(plan.actions.filter((a) => a.kind === 'update').map((a) => a.resource)).toEqual([R.subnetTags, R.sgTag]);
+    expect(plan.names).toMatchObject({ cluster: 'demo', nodeRole: 'KarpenterNodeRole-demo', controllerRole: 'KarpenterController-demo', queue: 'demo' });
+    expect(renderPlan(plan)).toContain('16 to create, 2 to update, 0 to delete, 0 unchanged.');
+  });
+
+  it('GIVEN an empty account WHEN planned THEN dependents come after what they need', () => {
+    const after = Object.fromEntries(planApply(desired, empty()).actions.map((a) => [a.resource, a.after]));
+    expect(after[R.cluster('demo')]).toEqual([R.role('EKSClusterRole-demo')]);
+    expect(after[R.nodeGroup('demo', 'system')]).toEqual([R.cluster('demo'), R.role('EKSSystemNodeRole-demo')]);
+    expect(after[R.rule('demo-health')]).toEqual([R.queue('demo')]);
+    expect(after[R.podIdentity('kube-system', 'karpenter')]).toEqual([R.cluster('demo'), R.role('KarpenterController-demo')]);
+  });
+
+  it('GIVEN everything as apply leaves it WHEN planned THEN every action is a noop', () => {
+    const plan = planApply(desired, converged());
+    expect(plan.actions.filter((a) => a.kind !== 'noop')).toEqual([]);
+    expect(plan.blockers).toEqual([]);
+  });
+
+  it('GIVEN the queue retention was changed by hand WHEN planned THEN only the queue is updated, with the attribute and the reason', () => {
+    const o = converged();
+    const changed = { ...o, queue: { ...o.queue!, attributes: { ...o.queue!.attributes, MessageRetentionPeriod: '345600' } } };
+    const plan = planApply(desired, changed);
+    const updates = plan.actions.filter((a) => a.kind !== 'noop');
+    expect(updates).toEqual([
+      { kind: 'update', resource: R.queue('demo'), reason: 'MessageRetentionPeriod is 345600, want 300', after: [], step: { type: 'queue', create: false, attributes: { MessageRetentionPeriod: '300' } } },
+    ]);
+  });
+
+  it('GIVEN a statement was removed from the controller inline policy WHEN planned THEN the policy is put again', () => {
+    const o = converged();
+    const doc = JSON.parse(o.roles[desired.names.controllerRole]!.inline[CONTROLLER_POLICY_NAME]!);
+    doc.Statement.pop();
+    const drifted = { ...o, roles: { ...o.roles, [desired.names.controllerRole]: { ...o.roles[desired.names.controllerRole]!, inline: { [CONTROLLER_POLICY_NAME]: JSON.stringify(doc) } } } };
+    const action = planApply(desired, drifted).actions.find((a) => a.kind !== 'noop')!;
+    expect(action.resource).toBe(R.role('KarpenterController-demo'));
+    expect(action.reason).toBe(`inline policy ${CONTROLLER_POLICY_NAME} differs`);
+    expect(action.step).toMatchObject({ type: 'role', create: false, putInline: { name: CONTROLLER_POLICY_NAME, document: controllerPolicyFor(desired, acct) } });
+  });
+
+  it('GIVEN a second security group carries the discovery tag WHEN planned THEN the tag is removed from it', () => {
+    const o = { ...converged(), taggedSecurityGroups: ['sg-0aaaaaaaaaaaaaaaa', 'sg-0bbbbbbbbbbbbbbbb'] };
+    expect(planApply(desired, o).actions.find((a) => a.resource === R.sgTag)).toMatchObject({
+      kind: 'update',
+      reason: "tag on security groups other than the cluster's: sg-0bbbbbbbbbbbbbbbb",
+      step: { type: 'tagSecurityGroups', add: null, remove: ['sg-0bbbbbbbbbbbbbbbb'] },
+    });
+  });
+
+  it('GIVEN a configured subnet does not exist WHEN planned THEN apply is refused with the field and id', () => {
+    const o = empty();
+    const plan = planApply(desired, { ...o, subnets: { ...o.subnets, 'subnet-0000000000000000b': null } });
+    expect(plan.blockers).toEqual(['cluster.privateSubnetIds: subnet subnet-0000000000000000b does not exist in us-east-1']);
+  });
+
+  it('GIVEN both subnets in one AZ WHEN planned THEN apply is refused', () => {
+    const o = empty();
+    const b = { ...o.subnets['subnet-0000000000000000b']!, az: 'us-east-1a' };
+    expect(planApply(desired, { ...o, subnets: { ...o.subnets, [b.id]: b } }).blockers).toEqual([
+      'cluster.privateSubnetIds: must span at least two availability zones, got us-east-1a',
+    ]);
+  });
+
+  it('GIVEN irsa identity and no cluster yet WHEN planned THEN the controller trust is resolved after the cluster exists', () => {
+    const irsa = { ...desired, identity: 'irsa' as const };
+    const plan = planApply(irsa, empty());
+    const ctrl = plan.actions.find((a) => a.resource === R.role('KarpenterController-demo'))!;
+    expect(ctrl.after).toEqual([R.cluster('demo')]);
+    expect(ctrl.step).toMatchObject({ trust: { irsa: { namespace: 'kube-system', serviceAccount: 'karpenter' } } });
+    expect(kinds(empty())[R.oidc('demo')]).toBeUndefined();
+    expect(plan.actions.find((a) => a.resource === R.oidc('demo'))?.kind).toBe('create');
+  });
+});
+
+describe('planDestroy', () => {
+  const withKarpenter = (): Observed => ({
+    ...converged(),
+    karpenter: {
+      instances: [{ id: 'i-0123', state: 'running' }],
+      launchTemplates: [{ id: 'lt-1', name: 'karpenter.k8s.aws/123' }],
+      instanceProfiles: [{ name: 'demo_123', roles: ['KarpenterNodeRole-demo'] }],
+    },
+  });
+
+  it('GIVEN a running Karpenter instance WHEN destroy is planned without the flag THEN it is refused naming the instance', () => {
+    expect(planDestroy(desired, withKarpenter(), { terminateKarpenterInstances: false }).blockers).toEqual([
+      '1 Karpenter instance(s) of cluster demo still exist (i-0123 running); delete the NodePools first so Karpenter drains them, or pass --terminate-karpenter-instances',
+    ]);
+  });
+
+  it('GIVEN everything exists WHEN destroy is planned THEN Karpenter leftovers go first and the cluster goes after what lives in it', () => {
+    const plan = planDestroy(desired, withKarpenter(), { terminateKarpenterInstances: true });
+    expect(plan.blockers).toEqual([]);
+    const index = (r: string) => plan.actions.findIndex((a) => a.resource === r);
+    const after = (r: string) => plan.actions.find((a) => a.resource === r)!.after;
+    expect(plan.actions.slice(0, 3).map((a) => a.resource)).toEqual([R.instances, R.launchTemplates, R.instanceProfiles]);
+    expect(after(R.launchTemplates)).toEqual([R.instances]);
+    expect(after(R.cluster('demo'))).toEqual([R.nodeGroup('demo', 'system'), R.addon, R.podIdentity('kube-system', 'karpenter'), R.accessEntry('KarpenterNodeRole-demo')]);
+    expect(after(R.nodeGroup('demo', 'system'))).toEqual([R.instances, R.launchTemplates, R.instanceProfiles]);
+    expect(after(R.queue('demo'))).toEqual(desired.names.rules.map(R.rule));
+    expect(after(R.role('EKSClusterRole-demo'))).toEqual([R.cluster('demo')]);
+    for (const a of plan.actions) for (const dep of a.after) expect(index(dep)).toBeLessThan(index(a.resource));
+    expect(plan.actions.filter((a) => a.kind === 'delete')).toHaveLength(20);
+  });
+
+  it('GIVEN nothing exists WHEN destroy is planned THEN every action is a noop', () => {
+    expect(planDestroy(desired, empty(), { terminateKarpenterInstances: false }).actions.every((a) => a.kind === 'noop')).toBe(true);
+  });
+});
