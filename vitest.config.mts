@@ -4,6 +4,7 @@ import { defineConfig } from 'vitest/config';
  * Three projects, so each suite starts only the real component it needs:
  *   unit       pure code, no servers
  *   apiserver  a real kube-apiserver 1.36 + etcd with the vendored CRDs (built once from Go modules)
+ *   aws        a real moto server on loopback (installed once into a virtualenv); each file starts its own
  * `npm test` runs them all; `npx vitest run --project apiserver` runs one.
  */
 export default defineConfig({
@@ -14,15 +15,23 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: ['test/config/**/*.test.ts', 'test/charts/**/*.test.ts'] },
+        test: {
+          name: 'unit',
+          include: ['test/config/**/*.test.ts', 'test/charts/**/*.test.ts', 'test/validate/**/*.test.ts', 'test/infra/**/*.test.ts'],
+          exclude: ['**/*.apiserver.test.ts', 'test/infra/moto.test.ts'],
+        },
       },
       {
         extends: true,
         test: {
           name: 'apiserver',
-          include: ['test/apiserver/**/*.test.ts'],
+          include: ['test/apiserver/**/*.test.ts', 'test/**/*.apiserver.test.ts'],
           globalSetup: ['test/support/apiserver-global-setup.ts'],
         },
+      },
+      {
+        extends: true,
+        test: { name: 'aws', include: ['test/infra/moto.test.ts'] },
       },
     ],
   },
