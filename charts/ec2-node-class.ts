@@ -1,6 +1,7 @@
 import { Construct } from 'constructs';
 import type { NodeClassConfig } from '../config/karpenter-schema.js';
 import { Ec2NodeClass, type Ec2NodeClassSpec } from '../imports/ec2nodeclass-karpenter.k8s.aws.js';
+import { DEFAULT_AMI_ALIAS } from '../config/defaults.js';
 import { SYNC_WAVE, syncWave } from './metadata.js';
 
 export interface KarpenterNodeClassProps {
@@ -15,8 +16,6 @@ export interface KarpenterNodeClassProps {
 /** Tag that infra puts on the private subnets and the cluster security group. */
 export const DISCOVERY_TAG = 'karpenter.sh/discovery';
 
-/** The AMI alias used when a node class names none. Production should pin (a warning says so). */
-export const DEFAULT_AMI_ALIAS = 'al2023@latest';
 
 /** Karpenter's API defaults for IMDS, emitted explicitly so Argo CD sees no drift. */
 const DEFAULT_METADATA_OPTIONS = { httpEndpoint: 'enabled', httpProtocolIPv6: 'disabled', httpPutResponseHopLimit: 1, httpTokens: 'required' } as const;

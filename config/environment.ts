@@ -1,6 +1,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import { z } from 'zod';
+import { DEFAULT_AMI_ALIAS } from './defaults.js';
 import { ConfigError, describeValue } from './errors.js';
 import { parseYamlInput } from './yaml-input.js';
 import { nodeClassSchema, nodePoolSchema } from './karpenter-schema.js';
@@ -110,7 +111,7 @@ function warningsFor(file: string, env: EnvironmentConfig): string[] {
   const out: string[] = [];
   if (env.production) {
     env.nodeClasses.forEach((nc, i) => {
-      (nc.amiSelectorTerms ?? [{ alias: 'al2023@latest' }]).forEach((term, j) => {
+      (nc.amiSelectorTerms ?? [{ alias: DEFAULT_AMI_ALIAS }]).forEach((term, j) => {
         if (term.alias?.endsWith('@latest')) {
           const where = nc.amiSelectorTerms ? `nodeClasses[${i}].amiSelectorTerms[${j}].alias` : `nodeClasses[${i}].amiSelectorTerms (default)`;
           out.push(

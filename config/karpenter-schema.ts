@@ -16,6 +16,8 @@ import {
   Ec2NodeClassSpecMetadataOptionsHttpTokens,
   Ec2NodeClassSpecNetworkInterfacesInterfaceType,
 } from '../imports/ec2nodeclass-karpenter.k8s.aws.js';
+import { PRESETS } from '../charts/presets.js';
+import { DEFAULT_AMI_ALIAS } from './defaults.js';
 import { cronProblem } from './cron.js';
 import { budgetDuration, duration, durationOrNever, enumOf, labelKey, labelValue, objectName, quantity, strict } from './schema-kit.js';
 
@@ -177,8 +179,20 @@ export const nodePoolSchema = strict({
   if (p.replicas !== undefined && p.weight !== undefined) {
     ctx.addIssue({ code: 'custom', path: ['weight'], message: 'must not be set on a static NodePool (replicas is set)', input: p.weight });
   }
-  if (p.replicas !== undefined && p.limits && Object.keys(p.limits).some((k) => k !== 'nodes')) {
-    ctx.addIssue({ code: 'custom', path: ['limits'], message: 'may only set "nodes" on a static NodePool (replicas is set)', input: p.limits });
+  // The preset's limits count too: they are what the NodePool will carry.
+  if (p.replicas !== undefined) {
+    const own = p.limits && Object.keys(p.limits).some((k) => k !== 'nodes');
+    const fromPreset = !p.limits && p.preset ? PRESETS[p.preset].limits : undefined;
+    if (own) {
+      ctx.addIssue({ code: 'custom', path: ['limits'], message: 'may only set "nodes" on a static NodePool (replicas is set)', input: p.limits });
+    } else if (fromPreset && Object.keys(fromPreset).some((k) => k !== 'nodes')) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['replicas'],
+        message: `makes this a static NodePool, which takes only limits.nodes, but preset ${p.preset} sets limits ${Object.keys(fromPreset).join(', ')}: add limits: {nodes: N}`,
+        input: p.replicas,
+      });
+    }
   }
   const keys = new Map<string, number>();
   (p.requirements ?? []).forEach((r, i) => {
@@ -236,7 +250,8 @@ const capacityReservationTermSchema = strict({
   tags: selectorTags.optional(),
 });
 
-const kubeletResources = z.record(z.enum(['cpu', 'memory', 'ephemeral-storage', 'pid'], { error: 'must be cpu, memory, ephemeral-storage or pid' }), quantity);
+// partialRecord: any subset of the keys (zod 4's z.record with an enum key demands all of them).
+const kubeletResources = z.partialRecord(z.enum(['cpu', 'memory', 'ephemeral-storage', 'pid'], { error: 'must be cpu, memory, ephemeral-storage or pid' }), quantity);
 const EVICTION_SIGNALS = ['memory.available', 'nodefs.available', 'nodefs.inodesFree', 'imagefs.available', 'imagefs.inodesFree', 'pid.available'] as const;
 const evictionSignal = z.enum(EVICTION_SIGNALS, { error: `must be one of ${EVICTION_SIGNALS.join(', ')}` });
 
@@ -246,9 +261,9 @@ const kubeletSchema = strict({
   podsPerCore: z.number().int().min(0).optional(),
   systemReserved: kubeletResources.optional(),
   kubeReserved: kubeletResources.optional(),
-  evictionHard: z.record(evictionSignal, z.string()).optional(),
-  evictionSoft: z.record(evictionSignal, z.string()).optional(),
-  evictionSoftGracePeriod: z.record(evictionSignal, duration).optional(),
+  evictionHard: z.partialRecord(evictionSignal, z.string()).optional(),
+  evictionSoft: z.partialRecord(evictionSignal, z.string()).optional(),
+  evictionSoftGracePeriod: z.partialRecord(evictionSignal, duration).optional(),
   evictionMaxPodGracePeriod: z.number().int().optional(),
   imageGCHighThresholdPercent: z.number().int().min(0).max(100).optional(),
   imageGCLowThresholdPercent: z.number().int().min(0).max(100).optional(),
@@ -340,6 +355,19 @@ export const nodeClassSchema = strict({
 }).superRefine((c, ctx) => {
   if (c.role !== undefined && c.instanceProfile !== undefined) {
     ctx.addIssue({ code: 'custom', path: ['instanceProfile'], message: 'must not be set together with role (Karpenter takes one or the other)', input: c.instanceProfile });
+  }
+  // Karpenter needs the AMI family to build user data: from the alias, or said explicitly.
+  const terms = c.amiSelectorTerms ?? [{ alias: DEFAULT_AMI_ALIAS }];
+  const alias = terms.find((t) => t.alias !== undefined)?.alias;
+  if (alias !== undefined && terms.length > 1) {
+    ctx.addIssue({ code: 'custom', path: ['amiSelectorTerms'], message: 'must hold only the alias term when one term is an alias', input: c.amiSelectorTerms });
+  }
+  if (alias === undefined && c.amiFamily === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['amiFamily'], message: 'is required when amiSelectorTerms has no alias (Karpenter needs it to build user data)', input: undefined });
+  }
+  const aliasFamily = alias?.split('@')[0];
+  if (aliasFamily !== undefined && c.amiFamily !== undefined && c.amiFamily !== 'Custom' && c.amiFamily.toLowerCase() !== aliasFamily) {
+    ctx.addIssue({ code: 'custom', path: ['amiFamily'], message: `must be Custom or the family of alias "${alias}"`, input: c.amiFamily });
   }
   if ((c.blockDeviceMappings ?? []).filter((b) => b.rootVolume).length > 1) {
     ctx.addIssue({ code: 'custom', path: ['blockDeviceMappings'], message: 'must mark at most one mapping as rootVolume', input: undefined });

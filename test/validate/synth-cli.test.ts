@@ -14,14 +14,14 @@ describe('npm run synth with a manifest the CRD rejects', () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('GIVEN a node class selecting an AMI by id without amiFamily (zod accepts it) WHEN synthesized THEN exit 1, the CEL message with file and path, dist/ untouched', async () => {
+  it('GIVEN a capacity reservation term with both id and tags (zod accepts it; a CEL rule of the CRD does not) WHEN synthesized THEN exit 1, the CEL message with file and path, dist/ untouched', async () => {
     dir = mkdtempSync(join(tmpdir(), 'synth-validate-'));
     cpSync(join(ROOT, 'environments', 'dev.yaml'), join(dir, 'environments', 'dev.yaml'));
     cpSync(join(ROOT, 'infra', 'outputs', 'dev.json'), join(dir, 'infra', 'outputs', 'dev.json'));
     const envFile = join(dir, 'environments', 'dev.yaml');
     const text = readFileSync(envFile, 'utf8');
     expect(text).toMatch(/^nodeClasses:\n {2}- name: default\n/m);
-    writeFileSync(envFile, text.replace(/^nodeClasses:\n {2}- name: default\n/m, 'nodeClasses:\n  - name: default\n    amiSelectorTerms: [{id: ami-0123456789abcdef0}]\n'));
+    writeFileSync(envFile, text.replace(/^nodeClasses:\n {2}- name: default\n/m, 'nodeClasses:\n  - name: default\n    capacityReservationSelectorTerms: [{id: cr-0123456789abcdef0, tags: {team: a}}]\n'));
     cpSync(join(ROOT, 'dist', 'dev'), join(dir, 'dist', 'dev'), { recursive: true });
     const before = readdirSync(join(dir, 'dist', 'dev')).map((f) => readFileSync(join(dir!, 'dist', 'dev', f), 'utf8'));
 
@@ -33,7 +33,7 @@ describe('npm run synth with a manifest the CRD rejects', () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toBe(
       'error: invalid input, nothing was written\n' +
-        'dist/dev/EC2NodeClass.default.k8s.yaml: spec: must specify amiFamily if amiSelectorTerms does not contain an alias\n',
+        "dist/dev/EC2NodeClass.default.k8s.yaml: spec.capacityReservationSelectorTerms: 'id' is mutually exclusive, cannot be set along with other fields in a capacity reservation selector term\n",
     );
     expect(readdirSync(join(dir, 'dist', 'dev')).map((f) => readFileSync(join(dir!, 'dist', 'dev', f), 'utf8'))).toEqual(before);
   });
