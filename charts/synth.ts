@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { App, type Chart } from 'cdk8s';
 import { ConfigError } from '../config/errors.js';
-import { loadEnvironments, type LoadedEnvironment } from '../config/environment.js';
+import { AggregateConfigError, loadEnvironments, type LoadedEnvironment } from '../config/environment.js';
 import { outputsPath, readOutputs, type InfraOutputs } from '../config/outputs.js';
 import { EnvironmentChart } from './environment-chart.js';
 import { renderFiles, validateConstructs, type Manifest } from './render.js';
@@ -45,7 +45,7 @@ export function synthesize(opts: SynthOptions): SynthResult {
       else throw err;
     }
   }
-  if (errors.length > 0) throw errors.length === 1 ? errors[0] : new ConfigError(errors[0]!.file, errors.flatMap((e) => e.issues.map((i) => ({ ...i, path: `${e.file}: ${i.path}` }))));
+  if (errors.length > 0) throw errors.length === 1 ? errors[0] : new AggregateConfigError(errors);
 
   const charts = built.map(({ environment, outputs, chart }) => {
     validateConstructs(chart);
@@ -59,7 +59,7 @@ export function synthesize(opts: SynthOptions): SynthResult {
 /** Outputs of an environment, checked against its config: a stale or foreign outputs file is an error. */
 function readMatchingOutputs(root: string, environment: LoadedEnvironment): InfraOutputs {
   const file = outputsPath(environment.name);
-  const outputs = readOutputs(join(root, file));
+  const outputs = readOutputs(join(root, file), file);
   const { cluster, karpenter } = environment.config;
   const pairs: Array<[keyof InfraOutputs, string, string]> = [
     ['clusterName', cluster.name, 'cluster.name'],

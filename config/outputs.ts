@@ -48,10 +48,10 @@ export const outputsPath = (env: string) => `infra/outputs/${env}.json`;
  * keys fails with one message listing every missing or malformed key, and the hint to
  * run the infra script (or to copy an example).
  */
-export function readOutputs(file: string): InfraOutputs {
+export function readOutputs(path: string, file = path): InfraOutputs {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readFileSync(path, 'utf8');
   } catch {
     throw new ConfigError(file, [
       {

@@ -125,6 +125,16 @@ describe('synth is a pure function of its inputs', () => {
     expect((dev.objects.find((o) => o.kind === 'EC2NodeClass') as any).spec.role).toBe('CustomNodeRole');
   });
 
+  it('problems in several outputs files are all reported, each line naming its own file', () => {
+    repo = tempRepo();
+    repo.editOutputs('dev', (o) => (o.clusterName = 'other'));
+    repo.editOutputs('prod', (o) => delete o.nodeRoleArn);
+    expect(() => synthesize({ root: repo!.root })).toThrow(
+      'infra/outputs/dev.json: clusterName: must match environments/dev.yaml cluster.name "karpenter-dev", got "other" (re-run `npm run infra -- apply --env dev`)\n' +
+        'infra/outputs/prod.json: (top level): is missing keys: nodeRoleArn',
+    );
+  });
+
   it('outputs written for another cluster are refused, naming both files', () => {
     repo = tempRepo();
     repo.editOutputs('dev', (o) => {
