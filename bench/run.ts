@@ -14,29 +14,12 @@ import { loadEnvironments } from '../config/environment.js';
 import { readOutputs } from '../config/outputs.js';
 import { EnvironmentChart } from '../charts/environment-chart.js';
 import { synthesize } from '../charts/synth.js';
+import { median, type BenchRow } from './measure.js';
 import { benchValidate } from './validate.js';
 
 const ROOT = join(import.meta.dirname, '..');
 
-interface Row {
-  readonly what: string;
-  readonly ours: string;
-  readonly alternative: string;
-  readonly ratio: string;
-}
-
-/** Median wall time in ms of `fn` over `runs` runs after one warm-up. */
-function median(runs: number, fn: () => void): number {
-  fn();
-  const times: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const t = process.hrtime.bigint();
-    fn();
-    times.push(Number(process.hrtime.bigint() - t) / 1e6);
-  }
-  times.sort((a, b) => a - b);
-  return times[Math.floor(times.length / 2)]!;
-}
+type Row = BenchRow;
 
 const fmt = (ms: number) => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(1)} ms`);
 

@@ -11,19 +11,13 @@ import { synthesize } from '../charts/synth.js';
 import type { Manifest } from '../charts/render.js';
 import { clearRuleCache } from '../validate/cel.js';
 import { ManifestValidator } from '../validate/validator.js';
+import { median, type BenchRow } from './measure.js';
 
 const ROOT = join(import.meta.dirname, '..');
 
-export interface ValidateBenchRow {
-  readonly what: string;
-  readonly ours: string;
-  readonly alternative: string;
-  readonly ratio: string;
-}
-
 export interface ValidateBenchResult {
-  readonly rows: readonly ValidateBenchRow[];
-  /** Raw numbers, for bench/results.json. */
+  readonly rows: readonly BenchRow[];
+  /** Raw numbers, for comparing runs. */
   readonly numbers: {
     readonly objects: number;
     readonly warmMicrosPerObject: number;
@@ -31,18 +25,6 @@ export interface ValidateBenchResult {
     readonly startupCachedMs: number;
     readonly startupUncachedMs: number;
   };
-}
-
-function medianOf(runs: number, fn: () => void): number {
-  fn();
-  const times: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const t = process.hrtime.bigint();
-    fn();
-    times.push(Number(process.hrtime.bigint() - t) / 1e6);
-  }
-  times.sort((a, b) => a - b);
-  return times[Math.floor(times.length / 2)]!;
 }
 
 const us = (n: number) => `${n.toFixed(0)} µs/object`;
@@ -57,11 +39,11 @@ export function benchValidate(): ValidateBenchResult {
     for (const o of custom) if (validator.validate(o).length > 0) throw new Error(`bench input must be valid: ${o.kind}/${o.metadata.name}`);
   };
 
-  const warm = (medianOf(200, validateAll) * 1000) / custom.length;
-  const cold = (medianOf(50, () => { clearRuleCache(); validateAll(); }) * 1000) / custom.length;
+  const warm = (median(200, validateAll) * 1000) / custom.length;
+  const cold = (median(50, () => { clearRuleCache(); validateAll(); }) * 1000) / custom.length;
 
   // Start-up: a fresh validator's first pass. The disk cache is warmed by the first call.
-  const startup = (cacheDir: string | null) => medianOf(5, () => {
+  const startup = (cacheDir: string | null) => median(5, () => {
     const fresh = new ManifestValidator({ root: ROOT, cacheDir });
     for (const o of custom) fresh.validate(o);
   });
