@@ -60,7 +60,7 @@ describe('argocd/: chart values come from the environment and its outputs file',
   });
 
   it('GIVEN the chart values this project sets WHEN compared with the chart\'s own values.yaml THEN every path exists there', () => {
-    const chartValues = parse(readFileSync(join(REPO, '..', 'shared', 'karpenter', 'v1.13.1', 'chart-values.yaml'), 'utf8')) as Record<string, unknown>;
+    const chartValues = parse(readFileSync(join(REPO, 'test', 'fixtures', 'karpenter-chart', 'values.yaml'), 'utf8')) as Record<string, unknown>;
     const paths = (o: unknown, prefix: string[] = []): string[][] =>
       o !== null && typeof o === 'object' && !Array.isArray(o) && prefix.at(-1) !== 'annotations' && prefix.at(-1) !== 'resources'
         ? Object.entries(o).flatMap(([k, v]) => paths(v, [...prefix, k]))
