@@ -19,7 +19,11 @@ const cidr = z.string().regex(/^(\d{1,3}\.){3}\d{1,3}\/\d{1,2}$/, { error: 'must
 
 export const clusterSchema = strict({
   /** EKS cluster name; also the discovery tag value, the queue name and part of the role names. */
-  name: z.string().regex(/^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$/, { error: 'must be an EKS cluster name: letters, digits, "-" and "_", at most 100 characters' }),
+  // 43, not EKS's 100: the name is part of IAM role names (KarpenterController-<name>, 64 max)
+  // and EventBridge rule names (<name>-capacity-reservation, 64 max).
+  name: z.string().regex(/^[0-9A-Za-z][A-Za-z0-9\-_]{0,42}$/, {
+    error: 'must be a cluster name of letters, digits, "-" and "_", at most 43 characters (it becomes part of IAM role and EventBridge rule names, 64 characters max)',
+  }),
   region: z.string().regex(/^[a-z]{2}(-gov)?-[a-z]+-\d$/, { error: 'must be an AWS region such as us-east-1' }),
   /** EKS Kubernetes version ("major.minor"). */
   kubernetesVersion: z.string().regex(/^1\.\d{2}$/, { error: 'must be a Kubernetes minor version such as "1.36" (quote it in YAML)' }).default('1.36'),

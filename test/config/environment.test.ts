@@ -34,6 +34,11 @@ describe('environment files: bad input is named by file, field path, value and w
       (e: any) => (e.nodePools[0].expireAfterr = '1h'),
       'environments/prod.yaml: nodePools[0]: unknown field "expireAfterr"; allowed: name, preset, nodeClass, requirements, labels, annotations, taints, startupTaints, expireAfter, terminationGracePeriod, limits, weight, replicas, disruption',
     ],
+    [
+      'a cluster name too long for the IAM role and EventBridge rule names made from it',
+      (e: any) => (e.cluster.name = 'k'.repeat(44)),
+      `environments/prod.yaml: cluster.name: must be a cluster name of letters, digits, "-" and "_", at most 43 characters (it becomes part of IAM role and EventBridge rule names, 64 characters max), got "${'k'.repeat(44)}"`,
+    ],
     ['wrong type', (e: any) => (e.karpenter.replicas = 'two'), 'environments/prod.yaml: karpenter.replicas: must be a number, got string "two"'],
     ['wrong type (boolean)', (e: any) => (e.nodePools[1].weight = true), 'environments/prod.yaml: nodePools[1].weight: must be a number, got boolean true'],
     [
