@@ -64,16 +64,42 @@ export const KARPENTER_AWS_WELL_KNOWN_LABELS = [
   'karpenter.k8s.aws/placement-group-partition',
 ] as const;
 
-/** Why Karpenter would refuse this key on a NodePool label or requirement, if it would. */
+/**
+ * Labels Karpenter knows in restricted domains (its WellKnownLabels, core and AWS): allowed
+ * in requirements and labels although their domains are restricted.
+ */
+const WELL_KNOWN_LABELS: ReadonlySet<string> = new Set([
+  'topology.kubernetes.io/zone',
+  'topology.kubernetes.io/region',
+  'node.kubernetes.io/instance-type',
+  'kubernetes.io/arch',
+  'kubernetes.io/os',
+  'node.kubernetes.io/windows-build',
+  'karpenter.sh/capacity-type',
+  ...KARPENTER_AWS_WELL_KNOWN_LABELS,
+]);
+/** Karpenter's LabelDomainExceptions: sub-domains of restricted domains that stay usable. */
+const LABEL_DOMAIN_EXCEPTIONS = ['kops.k8s.io', 'node.kubernetes.io', 'node-restriction.kubernetes.io'];
+
+/**
+ * Why Karpenter would refuse this key on a NodePool label or requirement, if it would.
+ * The CRD's CEL rules cover karpenter.sh, karpenter.k8s.aws and the hostname; the
+ * kubernetes.io and k8s.io domains are refused by the controller at run time (the NodePool
+ * syncs green and never provisions), so only this check catches them before a deploy.
+ */
 export function restrictedLabelProblem(key: string): string | undefined {
   if (key === 'kubernetes.io/hostname') return 'label "kubernetes.io/hostname" is restricted: Karpenter sets it per node';
   if (key === 'karpenter.sh/nodepool') return 'label "karpenter.sh/nodepool" is restricted: Karpenter sets it to the NodePool name';
+  if (WELL_KNOWN_LABELS.has(key)) return undefined;
   const domain = key.includes('/') ? key.slice(0, key.indexOf('/')) : '';
-  if (domain.endsWith('karpenter.sh') && key !== 'karpenter.sh/capacity-type') {
-    return 'label domain "karpenter.sh" is restricted (only karpenter.sh/capacity-type may be used)';
-  }
-  if (domain.endsWith('karpenter.k8s.aws') && !(KARPENTER_AWS_WELL_KNOWN_LABELS as readonly string[]).includes(key)) {
+  if (domain.endsWith('karpenter.sh')) return 'label domain "karpenter.sh" is restricted (only karpenter.sh/capacity-type may be used)';
+  if (domain.endsWith('karpenter.k8s.aws')) {
     return 'label domain "karpenter.k8s.aws" is restricted to its well-known labels (instance-category, instance-family, instance-generation, instance-size, ...)';
+  }
+  if (LABEL_DOMAIN_EXCEPTIONS.some((e) => domain.endsWith(e))) return undefined;
+  const restricted = ['kubernetes.io', 'k8s.io'].find((r) => domain.endsWith(r));
+  if (restricted) {
+    return `label domain "${restricted}" is restricted: Karpenter refuses the NodePool at run time; use a well-known label (topology.kubernetes.io/zone, kubernetes.io/arch, node.kubernetes.io/instance-type, ...), node.kubernetes.io/*, or a domain of your own`;
   }
   return undefined;
 }

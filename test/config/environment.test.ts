@@ -127,12 +127,31 @@ describe('environment files: bad input is named by file, field path, value and w
       'environments/prod.yaml: nodePools[1].requirements[4].key: label domain "karpenter.k8s.aws" is restricted to its well-known labels (instance-category, instance-family, instance-generation, instance-size, ...), got "karpenter.k8s.aws/made-up"',
     ],
     [
+      'a label in the kubernetes.io domain (Karpenter refuses it at run time, no CRD rule does)',
+      (e: any) => (e.nodePools[1].labels['node-role.kubernetes.io/spot'] = ''),
+      'environments/prod.yaml: nodePools[1].labels["node-role.kubernetes.io/spot"]: key label domain "kubernetes.io" is restricted: Karpenter refuses the NodePool at run time; use a well-known label (topology.kubernetes.io/zone, kubernetes.io/arch, node.kubernetes.io/instance-type, ...), node.kubernetes.io/*, or a domain of your own, got "node-role.kubernetes.io/spot"',
+    ],
+    [
+      'a requirement in the k8s.io domain',
+      (e: any) => e.nodePools[1].requirements.push({ key: 'example.k8s.io/tier', operator: 'Exists' }),
+      'environments/prod.yaml: nodePools[1].requirements[4].key: label domain "k8s.io" is restricted: Karpenter refuses the NodePool at run time; use a well-known label (topology.kubernetes.io/zone, kubernetes.io/arch, node.kubernetes.io/instance-type, ...), node.kubernetes.io/*, or a domain of your own, got "example.k8s.io/tier"',
+    ],
+    [
       'role and instanceProfile together',
       (e: any) => Object.assign(e.nodeClasses[0], { role: 'a', instanceProfile: 'b' }),
       'environments/prod.yaml: nodeClasses[0].instanceProfile: must not be set together with role (Karpenter takes one or the other), got "b"',
     ],
   ])('%s', (_name, edit, message) => {
     expect(rejects(edit)).toBe(message);
+  });
+
+  it('well-known labels and the exception domains stay allowed', () => {
+    const env = prod();
+    env.nodePools[1].requirements.push({ key: 'topology.kubernetes.io/zone', operator: 'In', values: ['us-east-1a'] });
+    env.nodePools[1].requirements.push({ key: 'node.kubernetes.io/instance-type', operator: 'NotIn', values: ['m5.large'] });
+    env.nodePools[1].labels['node.kubernetes.io/lifecycle'] = 'karpenter';
+    env.nodePools[1].labels['example.com/team'] = 'platform';
+    expect(() => parseEnvironment(FILE, stringify(env))).not.toThrow();
   });
 
   it('lists every problem of a file at once', () => {
