@@ -5,6 +5,15 @@ import { describeValue } from '../config/errors.js';
 import { gracePeriodSeconds, workloadProblems, WORKLOAD_DEFAULTS, type CapacityType, type DisruptionBudget, type ReadinessProbeConfig } from '../config/workload-schema.js';
 import { SYNC_WAVE, syncWave } from './metadata.js';
 
+/** Required node affinity: any node a Karpenter NodePool launched, never the system node group. */
+export const KARPENTER_NODES_ONLY: k8s.Affinity = {
+  nodeAffinity: {
+    requiredDuringSchedulingIgnoredDuringExecution: {
+      nodeSelectorTerms: [{ matchExpressions: [{ key: 'karpenter.sh/nodepool', operator: 'Exists' }] }],
+    },
+  },
+};
+
 export interface SpotReadyWorkloadProps {
   /** Name of the Deployment, its PodDisruptionBudget and its container; value of the `app.kubernetes.io/name` label. */
   readonly name: string;
@@ -180,6 +189,9 @@ export class SpotReadyWorkload extends Construct {
           spec: {
             terminationGracePeriodSeconds: grace,
             nodeSelector: Object.keys(nodeSelector).length > 0 ? nodeSelector : undefined,
+            // With no pool named, still keep off the fixed system node group (it has no taint):
+            // only nodes Karpenter launched carry karpenter.sh/nodepool.
+            affinity: pool ? undefined : KARPENTER_NODES_ONLY,
             // A pool's taints keep other pods off it; pods sent there must tolerate them.
             tolerations: pool?.taints?.map((t) => ({ key: t.key, operator: t.value === undefined ? 'Exists' : 'Equal', value: t.value, effect: t.effect })),
             topologySpreadConstraints: (props.topologySpread ?? true) ? spreadConstraints(selector, props.capacityType !== undefined) : undefined,

@@ -31,6 +31,12 @@ const selector = { matchLabels: { 'app.kubernetes.io/name': 'api' } };
 const ZONE = { maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'DoNotSchedule', labelSelector: selector };
 const CAPACITY = { maxSkew: 1, topologyKey: 'karpenter.sh/capacity-type', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: selector };
 
+
+/** Without a pool: any node Karpenter launched, never the untainted system node group. */
+const KARPENTER_ONLY = {
+  nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'karpenter.sh/nodepool', operator: 'Exists' }] }] } },
+};
+
 describe('SpotReadyWorkload with only a name and an image', () => {
   it('emits a Deployment of 2 replicas with probe, native preStop sleep, 45 s grace and spread over zones and capacity types', () => {
     const { deployment } = synth();
@@ -45,6 +51,7 @@ describe('SpotReadyWorkload with only a name and an image', () => {
           metadata: { labels: { 'app.kubernetes.io/name': 'api' } },
           spec: {
             terminationGracePeriodSeconds: 45,
+            affinity: KARPENTER_ONLY,
             topologySpreadConstraints: [ZONE, CAPACITY],
             containers: [
               {
@@ -143,6 +150,7 @@ describe('SpotReadyWorkload overrides', () => {
     };
     const spec = podSpec({ nodePool: pool });
     expect(spec.nodeSelector).toEqual({ 'karpenter.sh/nodepool': 'batch' });
+    expect(spec.affinity).toBeUndefined();
     // Startup taints are removed by their agent, so they are not tolerated.
     expect(spec.tolerations).toEqual([
       { key: 'workload-class', operator: 'Equal', value: 'batch', effect: 'NoSchedule' },
@@ -245,6 +253,7 @@ describe('Inflate, expressed with SpotReadyWorkload', () => {
         metadata: { labels: { 'app.kubernetes.io/name': 'inflate' } },
         spec: {
           terminationGracePeriodSeconds: 0,
+          affinity: KARPENTER_ONLY,
           containers: [
             {
               name: 'inflate',
