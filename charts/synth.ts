@@ -53,7 +53,21 @@ export function synthesize(opts: SynthOptions): SynthResult {
   });
   validateManifests(charts.map(({ environment, objects }) => ({ dir: `dist/${environment.name}`, objects })));
   const results = charts.map((c) => ({ ...c, files: renderFiles(c.objects, `dist/${c.environment.name}`) }));
-  return { environments: results, warnings: environments.flatMap((e) => e.warnings) };
+  return { environments: results, warnings: [...environments.flatMap((e) => e.warnings), ...results.flatMap(nodeRoleWarnings)] };
+}
+
+/**
+ * The controller may pass only the node role infra made (iam:PassRole in its policy), and
+ * only that role has an EC2_LINUX access entry: another role launches nothing or joins nothing.
+ */
+export function nodeRoleWarnings({ environment, outputs }: Pick<EnvironmentResult, 'environment' | 'outputs'>): string[] {
+  const grants = `iam:PassRole for Karpenter's controller and an EC2_LINUX access entry (infra grants both for ${outputs.nodeRoleName} only), or nodes will not launch or join`;
+  return environment.config.nodeClasses.flatMap((nc, i) => {
+    const at = `${environment.file}: nodeClasses[${i}]`;
+    if (nc.role !== undefined && nc.role !== outputs.nodeRoleName) return [`${at}.role: "${nc.role}" is not the node role infra made; it needs ${grants}`];
+    if (nc.instanceProfile !== undefined) return [`${at}.instanceProfile: "${nc.instanceProfile}": its role needs ${grants}`];
+    return [];
+  });
 }
 
 /** Outputs of an environment, checked against its config: a stale or foreign outputs file is an error. */

@@ -135,6 +135,19 @@ describe('synth is a pure function of its inputs', () => {
     );
   });
 
+  it('warns when a node class uses a role infra did not make (no PassRole, no access entry)', () => {
+    repo = tempRepo();
+    repo.editEnvironment('dev', (e) => {
+      e.nodeClasses[0].role = 'MyNodeRole';
+      e.nodeClasses.push({ name: 'other', instanceProfile: 'my-profile' });
+    });
+    expect(synthesize({ root: repo.root, only: ['dev'] }).warnings).toEqual([
+      'environments/dev.yaml: nodeClasses[0].role: "MyNodeRole" is not the node role infra made; it needs iam:PassRole for Karpenter\'s controller and an EC2_LINUX access entry (infra grants both for KarpenterNodeRole-karpenter-dev only), or nodes will not launch or join',
+      'environments/dev.yaml: nodeClasses[1].instanceProfile: "my-profile": its role needs iam:PassRole for Karpenter\'s controller and an EC2_LINUX access entry (infra grants both for KarpenterNodeRole-karpenter-dev only), or nodes will not launch or join',
+    ]);
+    expect(synthesize({ root: REPO, only: ['dev'] }).warnings).toEqual([]);
+  });
+
   it('outputs written for another cluster are refused, naming both files', () => {
     repo = tempRepo();
     repo.editOutputs('dev', (o) => {
