@@ -35,9 +35,9 @@ import {
 import { CreateQueueCommand, DeleteQueueCommand, GetQueueUrlCommand, SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import type { AwsClients } from './clients.js';
 import type { DesiredState } from './desired.js';
-import type { Action, Plan, Step, Trust } from './model.js';
+import type { Action, KarpenterLeftovers, Plan, Step, Trust } from './model.js';
 import { InfraError } from './model.js';
-import { findClusterSecurityGroup, isNotFound } from './observe.js';
+import { findClusterSecurityGroup, isNotFound, observeKarpenter } from './observe.js';
 import { RULE_TARGET_ID, irsaTrust } from './policies.js';
 import { queueArn, roleArn } from './plan.js';
 
@@ -246,20 +246,30 @@ async function runStep(ctx: ApplyContext, action: Action, step: Step): Promise<v
       // IAM answers InvalidInput "has been taken" when another tool made it first: that is success.
       await tolerate(['InvalidInput', 'InvalidInputException', 'EntityAlreadyExists', 'EntityAlreadyExistsException'], () => c.iam.send(new CreateServiceLinkedRoleCommand({ AWSServiceName: 'spot.amazonaws.com' })));
       return;
+    case 'cutController':
+      await gone(() => c.iam.send(new DeleteRolePolicyCommand({ RoleName: step.role, PolicyName: step.policy })));
+      return;
+    case 'sweepKarpenter': {
+      const left = await observeKarpenter(c, d);
+      const ids = left.instances.map((i) => i.id);
+      if (ids.length + left.launchTemplates.length + left.instanceProfiles.length === 0) return;
+      ctx.log(
+        `  sweep: Karpenter left ${ids.length} instance(s), ${left.launchTemplates.length} launch template(s), ${left.instanceProfiles.length} instance profile(s) after the cluster went; removing them`,
+      );
+      // The cluster is gone: nothing can drain these any more, and they would run (and bill) forever.
+      await terminate(ctx, ids);
+      await deleteLaunchTemplates(ctx, left.launchTemplates.map((t) => t.id));
+      await deleteInstanceProfiles(ctx, left.instanceProfiles);
+      return;
+    }
     case 'terminateInstances':
-      await gone(() => c.ec2.send(new TerminateInstancesCommand({ InstanceIds: [...step.ids] })));
-      await waitTerminated(ctx, step.ids);
+      await terminate(ctx, step.ids);
       return;
     case 'deleteLaunchTemplates':
-      await Promise.all(step.ids.map((id) => gone(() => c.ec2.send(new DeleteLaunchTemplateCommand({ LaunchTemplateId: id })))));
+      await deleteLaunchTemplates(ctx, step.ids);
       return;
     case 'deleteInstanceProfiles':
-      await Promise.all(
-        step.profiles.map(async (p) => {
-          for (const role of p.roles) await gone(() => c.iam.send(new RemoveRoleFromInstanceProfileCommand({ InstanceProfileName: p.name, RoleName: role })));
-          await gone(() => c.iam.send(new DeleteInstanceProfileCommand({ InstanceProfileName: p.name })));
-        }),
-      );
+      await deleteInstanceProfiles(ctx, step.profiles);
       return;
     case 'deletePodIdentityAssociation':
       await gone(() => c.eks.send(new DeletePodIdentityAssociationCommand({ clusterName, associationId: step.id })));
@@ -299,6 +309,23 @@ async function runStep(ctx: ApplyContext, action: Action, step: Step): Promise<v
       throw new InfraError('E_INTERNAL', `no executor for ${action.resource}`);
   }
 }
+
+async function terminate(ctx: ApplyContext, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await gone(() => ctx.clients.ec2.send(new TerminateInstancesCommand({ InstanceIds: [...ids] })));
+  await waitTerminated(ctx, ids);
+}
+
+const deleteLaunchTemplates = (ctx: ApplyContext, ids: readonly string[]) =>
+  Promise.all(ids.map((id) => gone(() => ctx.clients.ec2.send(new DeleteLaunchTemplateCommand({ LaunchTemplateId: id })))));
+
+const deleteInstanceProfiles = (ctx: ApplyContext, profiles: KarpenterLeftovers['instanceProfiles']) =>
+  Promise.all(
+    profiles.map(async (p) => {
+      for (const role of p.roles) await gone(() => ctx.clients.iam.send(new RemoveRoleFromInstanceProfileCommand({ InstanceProfileName: p.name, RoleName: role })));
+      await gone(() => ctx.clients.iam.send(new DeleteInstanceProfileCommand({ InstanceProfileName: p.name })));
+    }),
+  );
 
 async function trustDocument(ctx: ApplyContext, trust: Trust): Promise<string> {
   if ('document' in trust) return trust.document;

@@ -113,6 +113,10 @@ export type Step =
   | { readonly type: 'addon' }
   | { readonly type: 'podIdentityAssociation'; readonly existingId?: string }
   | { readonly type: 'spotServiceLinkedRole' }
+  /** Removes the controller's permissions so it cannot launch replacements while its nodes go. */
+  | { readonly type: 'cutController'; readonly role: string; readonly policy: string }
+  /** After the cluster is gone: observe Karpenter's resources again and remove whatever appeared meanwhile. */
+  | { readonly type: 'sweepKarpenter' }
   | { readonly type: 'terminateInstances'; readonly ids: readonly string[] }
   | { readonly type: 'deleteLaunchTemplates'; readonly ids: readonly string[] }
   | { readonly type: 'deleteInstanceProfiles'; readonly profiles: KarpenterLeftovers['instanceProfiles'] }

@@ -43,6 +43,11 @@ const NOT_FOUND = new Set([
   'AWS.SimpleQueueService.NonExistentQueue',
   'QueueDoesNotExist',
   'InvalidSubnetID.NotFound',
+  // EC2: a security group EKS deleted with its cluster, a template or instance already removed.
+  'InvalidGroup.NotFound',
+  'InvalidLaunchTemplateId.NotFound',
+  'InvalidLaunchTemplateName.NotFoundException',
+  'InvalidInstanceID.NotFound',
 ]);
 
 export function isNotFound(err: unknown): boolean {

@@ -35,6 +35,8 @@ export const R = {
   instances: 'ec2:karpenter-instances',
   launchTemplates: 'ec2:karpenter-launch-templates',
   instanceProfiles: 'iam:karpenter-instance-profiles',
+  controllerPolicy: (role: string) => `iam:role-policy/${role}/${CONTROLLER_POLICY_NAME}`,
+  sweep: 'ec2:karpenter-sweep-after-cluster',
 } as const;
 
 export const managedArn = (partition: string, name: string) => `arn:${partition}:iam::aws:policy/${name}`;
@@ -343,9 +345,12 @@ export interface DestroyOptions {
 const LIVE_STATES = ['pending', 'running', 'stopping', 'stopped', 'shutting-down'];
 
 /**
- * Plans `destroy` in article 1's safe order: no Karpenter node may outlive the cluster
- * (its instances, launch templates and instance profiles go first), then everything else
- * in reverse dependency order. What is already gone is a noop.
+ * Plans `destroy` in article 1's safe order: no Karpenter node may outlive the cluster.
+ * The controller loses its permissions first (inline policy, pod identity association):
+ * while it runs it replaces every node we terminate. Then its instances, launch templates
+ * and instance profiles go, then everything else in reverse dependency order, and once the
+ * cluster is gone a second sweep removes anything it launched in between. What is already
+ * gone is a noop.
  */
 export function planDestroy(d: DesiredState, o: Observed, opts: DestroyOptions): Plan {
   const blockers: string[] = [];
@@ -362,14 +367,18 @@ export function planDestroy(d: DesiredState, o: Observed, opts: DestroyOptions):
   const del = (resource: string, after: readonly string[], step: Step | null, what: string) =>
     actions.push(step === null ? { kind: 'noop', resource, reason: `${what} already gone`, after } : { kind: 'delete', resource, reason: `${what} exists`, after, step });
 
-  del(R.instances, [], live.length > 0 ? { type: 'terminateInstances', ids: live.map((i) => i.id) } : null, 'Karpenter instances');
+  const ctrl = d.names.controllerRole;
+  const cut = R.controllerPolicy(ctrl);
+  const pia = R.podIdentity(d.namespace, d.serviceAccount);
+  del(cut, [], o.roles[ctrl]?.inline[CONTROLLER_POLICY_NAME] !== undefined ? { type: 'cutController', role: ctrl, policy: CONTROLLER_POLICY_NAME } : null, `controller policy ${CONTROLLER_POLICY_NAME}`);
+  del(pia, [], o.podIdentityAssociation ? { type: 'deletePodIdentityAssociation', id: o.podIdentityAssociation.id } : null, 'pod identity association');
+  const cutOff = [cut, pia];
+  del(R.instances, cutOff, live.length > 0 ? { type: 'terminateInstances', ids: live.map((i) => i.id) } : null, 'Karpenter instances');
   del(R.launchTemplates, [R.instances], k.launchTemplates.length > 0 ? { type: 'deleteLaunchTemplates', ids: k.launchTemplates.map((t) => t.id) } : null, `Karpenter launch templates${k.launchTemplates.length ? ` (${k.launchTemplates.map((t) => t.name).join(', ')})` : ''}`);
   del(R.instanceProfiles, [R.instances], k.instanceProfiles.length > 0 ? { type: 'deleteInstanceProfiles', profiles: k.instanceProfiles } : null, `Karpenter instance profiles${k.instanceProfiles.length ? ` (${k.instanceProfiles.map((p) => p.name).join(', ')})` : ''}`);
   const karpenterGone = [R.instances, R.launchTemplates, R.instanceProfiles];
 
   // Things inside the cluster go before it; the interruption path goes after the nodes.
-  const pia = R.podIdentity(d.namespace, d.serviceAccount);
-  del(pia, karpenterGone, o.podIdentityAssociation ? { type: 'deletePodIdentityAssociation', id: o.podIdentityAssociation.id } : null, 'pod identity association');
   del(R.addon, [pia], o.addon ? { type: 'deleteAddon' } : null, 'eks-pod-identity-agent add-on');
   del(R.accessEntry(d.names.nodeRole), karpenterGone, o.accessEntry ? { type: 'deleteAccessEntry' } : null, 'node role access entry');
   d.names.rules.forEach((name) => {
@@ -378,14 +387,18 @@ export function planDestroy(d: DesiredState, o: Observed, opts: DestroyOptions):
   });
   const ngId = R.nodeGroup(d.clusterName, d.systemNodeGroup.name);
   del(ngId, karpenterGone, o.nodeGroup ? { type: 'deleteNodeGroup' } : null, 'system node group');
-  del(cluster, [ngId, R.addon, pia, R.accessEntry(d.names.nodeRole)], o.cluster ? { type: 'deleteCluster' } : null, 'cluster');
+  // EKS deletes the cluster security group with the cluster: untag it while it still exists.
+  del(R.sgTag, cutOff, o.taggedSecurityGroups.length > 0 ? { type: 'tagSecurityGroups', add: null, remove: o.taggedSecurityGroups } : null, `discovery tag on security groups${o.taggedSecurityGroups.length ? ` ${o.taggedSecurityGroups.join(', ')}` : ''}`);
+  del(cluster, [ngId, R.addon, pia, R.accessEntry(d.names.nodeRole), R.sgTag], o.cluster ? { type: 'deleteCluster' } : null, 'cluster');
+  // Always planned when anything is deleted: what Karpenter launched during the teardown is unknown until the cluster is gone.
+  actions.push({ kind: 'delete', resource: R.sweep, reason: 'after the cluster is gone: Karpenter instances, launch templates and instance profiles that appeared meanwhile', after: [cluster, ...karpenterGone], step: { type: 'sweepKarpenter' } });
   del(R.oidc(d.clusterName), [cluster], o.oidcProviderArn ? { type: 'deleteOidcProvider', arn: o.oidcProviderArn } : null, 'OIDC provider');
   del(R.queue(d.names.queue), d.names.rules.map(R.rule), o.queue ? { type: 'deleteQueue', url: o.queue.url } : null, 'interruption queue');
   const roleAfter: Record<string, readonly string[]> = {
     [d.names.clusterRole]: [cluster],
     [d.names.systemNodeRole]: [ngId],
-    [d.names.nodeRole]: [...karpenterGone, R.accessEntry(d.names.nodeRole)],
-    [d.names.controllerRole]: [pia, cluster],
+    [d.names.nodeRole]: [...karpenterGone, R.accessEntry(d.names.nodeRole), R.sweep],
+    [ctrl]: [cut, pia, cluster],
   };
   for (const [name, after] of Object.entries(roleAfter)) {
     const r = o.roles[name];
@@ -393,7 +406,11 @@ export function planDestroy(d: DesiredState, o: Observed, opts: DestroyOptions):
   }
   const subnetTagged = d.privateSubnetIds.filter((id) => o.subnets[id]?.tagged).concat(o.strayTaggedSubnets);
   del(R.subnetTags, [cluster], subnetTagged.length > 0 ? { type: 'tagSubnets', add: [], remove: subnetTagged } : null, `discovery tag on subnets${subnetTagged.length ? ` ${subnetTagged.join(', ')}` : ''}`);
-  del(R.sgTag, [cluster], o.taggedSecurityGroups.length > 0 ? { type: 'tagSecurityGroups', add: null, remove: o.taggedSecurityGroups } : null, `discovery tag on security groups${o.taggedSecurityGroups.length ? ` ${o.taggedSecurityGroups.join(', ')}` : ''}`);
+  // Nothing else to delete: the sweep alone is no reason to run.
+  if (actions.every((a) => a.kind === 'noop' || a.resource === R.sweep)) {
+    const i = actions.findIndex((a) => a.resource === R.sweep);
+    actions[i] = { kind: 'noop', resource: R.sweep, reason: 'nothing to sweep: no cluster, no Karpenter resources', after: actions[i]!.after };
+  }
 
   return {
     operation: 'destroy',

@@ -267,13 +267,57 @@ describe('destroy with Karpenter nodes (moto)', () => {
     expect(res.stderr).toBe('');
     expect(res.code).toBe(0);
     const order = res.mutatingCalls;
-    expect(order[0]).toBe('TerminateInstances');
+    // The controller loses its permissions before any of its nodes is touched.
+    expect(order.slice(0, 2).sort()).toEqual(['DeletePodIdentityAssociation', 'DeleteRolePolicy']);
+    expect(order.indexOf('TerminateInstances')).toBeGreaterThan(1);
+    expect(order.indexOf('TerminateInstances')).toBeLessThan(order.indexOf('DeleteNodegroup'));
+    expect(order.indexOf('DeleteTags')).toBeLessThan(order.indexOf('DeleteCluster'));
     expect(order.indexOf('DeleteLaunchTemplate')).toBeLessThan(order.indexOf('DeleteCluster'));
     expect(order.indexOf('DeleteInstanceProfile')).toBeLessThan(order.indexOf('DeleteCluster'));
     const state = (await ec2.send(new DescribeInstancesCommand({ InstanceIds: [instanceId] }))).Reservations![0]!.Instances![0]!.State!.Name;
     expect(state).toBe('terminated');
     expect((await ec2.send(new DescribeLaunchTemplatesCommand({}))).LaunchTemplates).toEqual([]);
     expect((await iam.send(new ListInstanceProfilesCommand({}))).InstanceProfiles!.map((p) => p.InstanceProfileName)).toEqual(['someone-else']);
+  });
+});
+
+describe('destroy sweeps what Karpenter launched during the teardown (moto)', () => {
+  it('GIVEN Karpenter launches a node while the cluster is being deleted WHEN destroy runs THEN a second sweep after the cluster terminates it and removes its template and profile', async () => {
+    await infra(world, 'apply');
+    const ec2 = new EC2Client(cfg());
+    const iam = new IAMClient(cfg());
+    const tags = [
+      { Key: 'karpenter.sh/nodepool', Value: 'default' },
+      { Key: `kubernetes.io/cluster/${CLUSTER}`, Value: 'owned' },
+    ];
+    let launched: string | undefined;
+    // Stands in for a controller that was still running: it launches a node as DeleteCluster is sent.
+    const relaunchOnDeleteCluster = (clients: AwsClients) =>
+      clients.eks.middlewareStack.add(
+        (next, context) => async (args) => {
+          if (context.commandName === 'DeleteClusterCommand' && !launched) {
+            launched = (
+              await ec2.send(new RunInstancesCommand({ ImageId: 'ami-12c6146b', InstanceType: 'm5.large', MinCount: 1, MaxCount: 1, SubnetId: world.subnetIds[0], TagSpecifications: [{ ResourceType: 'instance', Tags: tags }] }))
+            ).Instances![0]!.InstanceId!;
+            await ec2.send(new CreateLaunchTemplateCommand({ LaunchTemplateName: 'karpenter.k8s.aws/late', LaunchTemplateData: {}, TagSpecifications: [{ ResourceType: 'launch-template', Tags: tags }] }));
+            await iam.send(new CreateInstanceProfileCommand({ InstanceProfileName: `${CLUSTER}_late`, Tags: [{ Key: 'karpenter.k8s.aws/ec2nodeclass', Value: 'default' }, tags[1]!] }));
+            await iam.send(new AddRoleToInstanceProfileCommand({ InstanceProfileName: `${CLUSTER}_late`, RoleName: `KarpenterNodeRole-${CLUSTER}` }));
+          }
+          return next(args);
+        },
+        { step: 'initialize', name: 'lateLaunch' },
+      );
+    const res = await infra(world, 'destroy', { extraArgs: ['--yes'], tweak: relaunchOnDeleteCluster });
+    expect(res.stderr).toBe('');
+    expect(res.code).toBe(0);
+    expect(res.stdout).toContain('  sweep: Karpenter left 1 instance(s), 1 launch template(s), 1 instance profile(s) after the cluster went; removing them');
+    const order = res.mutatingCalls;
+    expect(order.indexOf('TerminateInstances')).toBeGreaterThan(order.indexOf('DeleteCluster'));
+    const state = (await ec2.send(new DescribeInstancesCommand({ InstanceIds: [launched!] }))).Reservations![0]!.Instances![0]!.State!.Name;
+    expect(state).toBe('terminated');
+    expect((await ec2.send(new DescribeLaunchTemplatesCommand({}))).LaunchTemplates).toEqual([]);
+    expect((await iam.send(new ListInstanceProfilesCommand({}))).InstanceProfiles).toEqual([]);
+    expect((await iam.send(new ListRolesCommand({}))).Roles!.map((r) => r.RoleName).filter((n) => n!.includes(CLUSTER))).toEqual([]);
   });
 });
 

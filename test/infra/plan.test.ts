@@ -177,22 +177,54 @@ describe('planDestroy', () => {
     ]);
   });
 
-  it('GIVEN everything exists WHEN destroy is planned THEN Karpenter leftovers go first and the cluster goes after what lives in it', () => {
+  it('GIVEN everything exists WHEN destroy is planned THEN the controller is cut off first, Karpenter leftovers go next, and the cluster goes after what lives in it', () => {
     const plan = planDestroy(desired, withKarpenter(), { terminateKarpenterInstances: true });
     expect(plan.blockers).toEqual([]);
     const index = (r: string) => plan.actions.findIndex((a) => a.resource === r);
     const after = (r: string) => plan.actions.find((a) => a.resource === r)!.after;
-    expect(plan.actions.slice(0, 3).map((a) => a.resource)).toEqual([R.instances, R.launchTemplates, R.instanceProfiles]);
+    const cut = R.controllerPolicy('KarpenterController-demo');
+    const pia = R.podIdentity('kube-system', 'karpenter');
+    expect(plan.actions.slice(0, 5).map((a) => a.resource)).toEqual([cut, pia, R.instances, R.launchTemplates, R.instanceProfiles]);
+    expect(plan.actions.find((a) => a.resource === cut)).toEqual({
+      kind: 'delete',
+      resource: cut,
+      reason: `controller policy ${CONTROLLER_POLICY_NAME} exists`,
+      after: [],
+      step: { type: 'cutController', role: 'KarpenterController-demo', policy: CONTROLLER_POLICY_NAME },
+    });
+    expect(after(pia)).toEqual([]);
+    expect(after(R.instances)).toEqual([cut, pia]);
     expect(after(R.launchTemplates)).toEqual([R.instances]);
-    expect(after(R.cluster('demo'))).toEqual([R.nodeGroup('demo', 'system'), R.addon, R.podIdentity('kube-system', 'karpenter'), R.accessEntry('KarpenterNodeRole-demo')]);
+    expect(after(R.cluster('demo'))).toEqual([R.nodeGroup('demo', 'system'), R.addon, pia, R.accessEntry('KarpenterNodeRole-demo'), R.sgTag]);
     expect(after(R.nodeGroup('demo', 'system'))).toEqual([R.instances, R.launchTemplates, R.instanceProfiles]);
     expect(after(R.queue('demo'))).toEqual(desired.names.rules.map(R.rule));
     expect(after(R.role('EKSClusterRole-demo'))).toEqual([R.cluster('demo')]);
     for (const a of plan.actions) for (const dep of a.after) expect(index(dep)).toBeLessThan(index(a.resource));
-    expect(plan.actions.filter((a) => a.kind === 'delete')).toHaveLength(20);
+    expect(plan.actions.filter((a) => a.kind === 'delete')).toHaveLength(22);
   });
 
-  it('GIVEN nothing exists WHEN destroy is planned THEN every action is a noop', () => {
-    expect(planDestroy(desired, empty(), { terminateKarpenterInstances: false }).actions.every((a) => a.kind === 'noop')).toBe(true);
+  it('GIVEN everything exists WHEN destroy is planned THEN the security group is untagged before the cluster (EKS deletes it with the cluster)', () => {
+    const plan = planDestroy(desired, withKarpenter(), { terminateKarpenterInstances: true });
+    const sg = plan.actions.find((a) => a.resource === R.sgTag)!;
+    expect(sg.after).toEqual([R.controllerPolicy('KarpenterController-demo'), R.podIdentity('kube-system', 'karpenter')]);
+    expect(sg.step).toEqual({ type: 'tagSecurityGroups', add: null, remove: ['sg-0aaaaaaaaaaaaaaaa'] });
+  });
+
+  it('GIVEN everything exists WHEN destroy is planned THEN a second Karpenter sweep runs after the cluster is gone and before the node role goes', () => {
+    const plan = planDestroy(desired, converged(), { terminateKarpenterInstances: false });
+    expect(plan.actions.find((a) => a.resource === R.sweep)).toEqual({
+      kind: 'delete',
+      resource: R.sweep,
+      reason: 'after the cluster is gone: Karpenter instances, launch templates and instance profiles that appeared meanwhile',
+      after: [R.cluster('demo'), R.instances, R.launchTemplates, R.instanceProfiles],
+      step: { type: 'sweepKarpenter' },
+    });
+    expect(plan.actions.find((a) => a.resource === R.role('KarpenterNodeRole-demo'))!.after).toContain(R.sweep);
+  });
+
+  it('GIVEN nothing exists WHEN destroy is planned THEN every action is a noop, the sweep included', () => {
+    const plan = planDestroy(desired, empty(), { terminateKarpenterInstances: false });
+    expect(plan.actions.every((a) => a.kind === 'noop')).toBe(true);
+    expect(plan.actions.find((a) => a.resource === R.sweep)!.reason).toBe('nothing to sweep: no cluster, no Karpenter resources');
   });
 });
