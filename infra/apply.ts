@@ -39,6 +39,7 @@ import type { Action, KarpenterLeftovers, Plan, Step, Trust } from './model.js';
 import { InfraError } from './model.js';
 import { findClusterSecurityGroup, isNotFound, observeKarpenter } from './observe.js';
 import { RULE_TARGET_ID, irsaTrust } from './policies.js';
+import { retryIamPropagation } from './retry.js';
 import { queueArn, roleArn } from './plan.js';
 
 /**
@@ -58,6 +59,8 @@ export interface ApplyContext {
   readonly pollMs?: number;
   /** Upper bound for one EKS wait. */
   readonly waitTimeoutMs?: number;
+  /** First backoff of the IAM propagation retry; tests shorten it. */
+  readonly retryBaseMs?: number;
 }
 
 export interface ApplyResult {
@@ -109,6 +112,8 @@ const gone = (call: () => Promise<unknown>) => tolerate([], call);
 
 async function runStep(ctx: ApplyContext, action: Action, step: Step): Promise<void> {
   const { clients: c, desired: d } = ctx;
+  const propagated = <T>(what: string, call: () => Promise<T>) =>
+    retryIamPropagation(what, call, { log: ctx.log, ...(ctx.retryBaseMs !== undefined ? { baseMs: ctx.retryBaseMs } : {}) });
   const acct = { partition: ctx.partition, accountId: ctx.plan.accountId };
   const clusterName = d.clusterName;
   const tag = [{ Key: d.discoveryTag.key, Value: d.discoveryTag.value }];
@@ -145,7 +150,7 @@ async function runStep(ctx: ApplyContext, action: Action, step: Step): Promise<v
     case 'cluster': {
       if (step.create) {
         await tolerate(['ResourceInUseException'], () =>
-          c.eks.send(
+          propagated(`CreateCluster ${clusterName}`, () => c.eks.send(
             new CreateClusterCommand({
               name: clusterName,
               version: d.kubernetesVersion,
@@ -159,7 +164,7 @@ async function runStep(ctx: ApplyContext, action: Action, step: Step): Promise<v
               },
               tags: { 'karpenter.sh/discovery': clusterName },
             }),
-          ),
+          )),
         );
       } else {
         // EKS allows one update at a time per cluster: these run one after the other, each awaited.
@@ -182,7 +187,7 @@ async function runStep(ctx: ApplyContext, action: Action, step: Step): Promise<v
       const ng = d.systemNodeGroup;
       if (step.create) {
         await tolerate(['ResourceInUseException'], () =>
-          c.eks.send(
+          propagated(`CreateNodegroup ${ng.name}`, () => c.eks.send(
             new CreateNodegroupCommand({
               clusterName,
               nodegroupName: ng.name,
@@ -193,7 +198,7 @@ async function runStep(ctx: ApplyContext, action: Action, step: Step): Promise<v
               labels: { ...ng.labels },
               amiType: 'AL2023_x86_64_STANDARD',
             }),
-          ),
+          )),
         );
       } else {
         await c.eks.send(
@@ -210,7 +215,7 @@ async function runStep(ctx: ApplyContext, action: Action, step: Step): Promise<v
     }
     case 'accessEntry':
       await tolerate(['ResourceInUseException'], () =>
-        c.eks.send(new CreateAccessEntryCommand({ clusterName, principalArn: roleArn(acct, d.names.nodeRole), type: 'EC2_LINUX' })),
+        propagated(`CreateAccessEntry ${d.names.nodeRole}`, () => c.eks.send(new CreateAccessEntryCommand({ clusterName, principalArn: roleArn(acct, d.names.nodeRole), type: 'EC2_LINUX' }))),
       );
       return;
     case 'queue': {
@@ -238,8 +243,12 @@ async function runStep(ctx: ApplyContext, action: Action, step: Step): Promise<v
       return;
     case 'podIdentityAssociation': {
       const roleArnValue = roleArn(acct, d.names.controllerRole);
-      if (step.existingId) await c.eks.send(new UpdatePodIdentityAssociationCommand({ clusterName, associationId: step.existingId, roleArn: roleArnValue }));
-      else await c.eks.send(new CreatePodIdentityAssociationCommand({ clusterName, namespace: d.namespace, serviceAccount: d.serviceAccount, roleArn: roleArnValue }));
+      const what = `${step.existingId ? 'Update' : 'Create'}PodIdentityAssociation ${d.namespace}/${d.serviceAccount}`;
+      await propagated(what, () =>
+        step.existingId
+          ? c.eks.send(new UpdatePodIdentityAssociationCommand({ clusterName, associationId: step.existingId, roleArn: roleArnValue }))
+          : c.eks.send(new CreatePodIdentityAssociationCommand({ clusterName, namespace: d.namespace, serviceAccount: d.serviceAccount, roleArn: roleArnValue })),
+      );
       return;
     }
     case 'spotServiceLinkedRole':

@@ -41,6 +41,8 @@ export interface CliIo {
   /** Asks for confirmation; absent = refuse unless --yes. */
   readonly confirm?: (question: string) => Promise<string>;
   readonly pollMs?: number;
+  /** First backoff of the IAM propagation retry. */
+  readonly retryBaseMs?: number;
 }
 
 export interface CliResult {
@@ -195,7 +197,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<CliRes
     if (plan.actions.every((a) => a.kind === 'noop')) return 0;
     const { execute } = await import('./apply.js');
     io.out(`${plan.operation === 'apply' ? 'Applying' : 'Destroying'}: ${summary(plan)}`);
-    const res = await execute({ clients, desired, plan, partition: observed.partition, log: io.out, ...(io.pollMs ? { pollMs: io.pollMs } : {}) });
+    const res = await execute({ clients, desired, plan, partition: observed.partition, log: io.out, ...(io.pollMs ? { pollMs: io.pollMs } : {}), ...(io.retryBaseMs !== undefined ? { retryBaseMs: io.retryBaseMs } : {}) });
     for (const f of res.failed) io.err(`failed: ${f.resource}: ${f.error.name}: ${f.error.message}`);
     if (res.failed.length > 0) {
       io.err(`${res.failed.length} action(s) failed after ${log.mutating.length} mutating calls; fix the cause and run the command again: it resumes where it stopped.`);

@@ -226,6 +226,29 @@ describe('resilience (moto)', () => {
     expect(attempts).toBe(3);
     expect(res.mutatingCalls.filter((c) => c === 'CreateQueue')).toEqual(['CreateQueue']);
   });
+
+  it('GIVEN EKS does not see the fresh cluster role twice WHEN apply runs THEN CreateCluster is retried, the wait is printed, and the cluster is made', async () => {
+    let attempts = 0;
+    const notPropagated = (clients: AwsClients) =>
+      clients.eks.middlewareStack.add(
+        (next, context) => async (args) => {
+          if (context.commandName === 'CreateClusterCommand' && ++attempts <= 2) {
+            throw Object.assign(new Error(`Role with arn: arn:aws:iam::${ACCOUNT}:role/EKSClusterRole-${CLUSTER} could not be assumed because it does not exist or the trusted entity is not correct`), {
+              name: 'InvalidParameterException',
+              $metadata: { httpStatusCode: 400 },
+            });
+          }
+          return next(args);
+        },
+        { step: 'initialize', name: 'injectPropagationDelay' },
+      );
+    const res = await infra(world, 'apply', { tweak: notPropagated });
+    expect(res.stderr).toBe('');
+    expect(res.code).toBe(0);
+    expect(attempts).toBe(3);
+    expect(res.stdout).toMatch(new RegExp(`  CreateCluster ${CLUSTER}: IAM has not propagated the role yet \\(Role with arn: .* could not be assumed .*\\); retry 2 in \\d+\\.\\d s`));
+    expect((await new EKSClient(cfg()).send(new DescribeClusterCommand({ name: CLUSTER }))).cluster?.status).toBe('ACTIVE');
+  });
 });
 
 describe('destroy with Karpenter nodes (moto)', () => {
