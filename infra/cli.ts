@@ -30,6 +30,7 @@ options:
   --json                          plan: print the plan as JSON
   --yes                           destroy: do not ask for confirmation
   --terminate-karpenter-instances destroy: terminate Karpenter's instances instead of refusing
+  --prune-iam                     plan/apply: also remove policies on our roles that this tool did not attach
   --environments-dir <dir>        default: environments
   --outputs-file <file>           default: infra/outputs/<env>.json`;
 
@@ -70,6 +71,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<CliRes
         json: { type: 'boolean', default: false },
         yes: { type: 'boolean', default: false },
         'terminate-karpenter-instances': { type: 'boolean', default: false },
+        'prune-iam': { type: 'boolean', default: false },
         'environments-dir': { type: 'string', default: 'environments' },
         'outputs-file': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
@@ -131,12 +133,12 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<CliRes
     const observed = await observe(clients, desired);
     switch (command) {
       case 'plan': {
-        const plan = planApply(desired, observed);
+        const plan = planApply(desired, observed, { pruneIam: values['prune-iam'] });
         io.out(values.json ? planJson(plan) : renderPlan(plan));
         return result(plan.blockers.length > 0 ? 1 : 0);
       }
       case 'apply': {
-        const plan = planApply(desired, observed);
+        const plan = planApply(desired, observed, { pruneIam: values['prune-iam'] });
         io.out(renderPlan(plan));
         if (plan.blockers.length > 0) return result(1);
         const code = await executePlan(plan, observed);

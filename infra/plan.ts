@@ -82,16 +82,28 @@ interface RoleWanted {
   readonly inline?: { readonly name: string; readonly document: string };
 }
 
-/** What a role needs: pure diff of wanted against observed (`analyzeUpdate` style). */
-export function roleStep(want: RoleWanted, have: ObservedRole | null, partition: string): { step: Step | null; reasons: string[] } {
+/**
+ * What a role needs: pure diff of wanted against observed (`analyzeUpdate` style).
+ * Policies we did not declare are someone else's (teams add AmazonEBSCSIDriverPolicy to
+ * node roles): they stay, with a warning, unless `prune`.
+ */
+export function roleStep(want: RoleWanted, have: ObservedRole | null, partition: string, prune = false): { step: Step | null; reasons: string[]; warnings: string[] } {
   const arns = want.managed.map((m) => managedArn(partition, m));
   const attached = have?.attached ?? [];
   const attach = arns.filter((a) => !attached.includes(a));
-  const detach = attached.filter((a) => !arns.includes(a));
+  const foreignManaged = attached.filter((a) => !arns.includes(a));
   const inlineHave = have?.inline ?? {};
   const putInline =
     want.inline && (inlineHave[want.inline.name] === undefined || canonicalPolicy(inlineHave[want.inline.name]) !== canonicalPolicy(want.inline.document)) ? want.inline : undefined;
-  const deleteInline = Object.keys(inlineHave).filter((n) => n !== want.inline?.name);
+  const foreignInline = Object.keys(inlineHave).filter((n) => n !== want.inline?.name);
+  const detach = prune ? foreignManaged : [];
+  const deleteInline = prune ? foreignInline : [];
+  const warnings = prune
+    ? []
+    : [
+        ...(foreignManaged.length > 0 ? [`role ${want.name}: managed policies ${foreignManaged.map(shortArn).join(', ')} not managed by this tool, left in place; --prune-iam removes them`] : []),
+        ...(foreignInline.length > 0 ? [`role ${want.name}: inline policies ${foreignInline.join(', ')} not managed by this tool, left in place; --prune-iam removes them`] : []),
+      ];
   const trustDrift = have !== null && 'document' in want.trust && canonicalPolicy(have.trust) !== canonicalPolicy(want.trust.document);
   const reasons: string[] = [];
   if (have === null) reasons.push('role does not exist');
@@ -100,8 +112,9 @@ export function roleStep(want: RoleWanted, have: ObservedRole | null, partition:
   if (detach.length > 0) reasons.push(`unexpected managed policies ${detach.map(shortArn).join(', ')}`);
   if (have !== null && putInline) reasons.push(inlineHave[putInline.name] === undefined ? `inline policy ${putInline.name} missing` : `inline policy ${putInline.name} differs`);
   if (deleteInline.length > 0) reasons.push(`unexpected inline policies ${deleteInline.join(', ')}`);
-  if (reasons.length === 0) return { step: null, reasons: ['role, trust and policies match'] };
+  if (reasons.length === 0) return { step: null, reasons: ['role, trust and policies match'], warnings };
   return {
+    warnings,
     step: {
       type: 'role',
       name: want.name,
@@ -123,8 +136,13 @@ function act(resource: string, after: readonly string[], step: Step | null, reas
   return { kind: exists ? 'update' : 'create', resource, reason: reasons.join('; '), after, step };
 }
 
+export interface ApplyOptions {
+  /** Detach managed and delete inline policies on our roles that this tool did not declare. */
+  readonly pruneIam?: boolean;
+}
+
 /** Plans `apply`: everything SPEC section 3 asks for, created or brought back in line. */
-export function planApply(d: DesiredState, o: Observed): Plan {
+export function planApply(d: DesiredState, o: Observed, opts: ApplyOptions = {}): Plan {
   const blockers: string[] = [];
   const warnings: string[] = [];
   const actions: Action[] = [];
@@ -181,7 +199,8 @@ export function planApply(d: DesiredState, o: Observed): Plan {
   ];
   for (const want of roles) {
     const have = o.roles[want.name] ?? null;
-    const { step, reasons } = roleStep(want, have, o.partition);
+    const { step, reasons, warnings: roleWarnings } = roleStep(want, have, o.partition, opts.pruneIam);
+    warnings.push(...roleWarnings);
     const after = want.name === controllerRole && d.identity === 'irsa' ? [R.cluster(d.clusterName)] : [];
     actions.push(act(R.role(want.name), after, step, reasons, have !== null));
   }

@@ -4,6 +4,7 @@ import { EKSClient, DescribeClusterCommand, DescribeNodegroupCommand, ListCluste
 import { EventBridgeClient, ListRulesCommand, ListTargetsByRuleCommand } from '@aws-sdk/client-eventbridge';
 import {
   AddRoleToInstanceProfileCommand,
+  AttachRolePolicyCommand,
   CreateInstanceProfileCommand,
   GetRoleCommand,
   GetRolePolicyCommand,
@@ -115,6 +116,22 @@ describe('apply, apply again, outputs, destroy, destroy again (moto)', () => {
     expect(second.mutatingCalls).toEqual([]);
     expect(second.stdout).toContain('0 to create, 0 to update, 0 to delete, 18 unchanged.');
     expect(second.stdout).toMatch(/No changes: 0 mutating calls/);
+  });
+
+  it('GIVEN a team attached AmazonEBSCSIDriverPolicy to the node role WHEN applied again THEN it stays attached and the plan warns; with --prune-iam it is detached', async () => {
+    await infra(world, 'apply');
+    const iam = new IAMClient(cfg());
+    const role = `KarpenterNodeRole-${CLUSTER}`;
+    await iam.send(new AttachRolePolicyCommand({ RoleName: role, PolicyArn: 'arn:aws:iam::aws:policy/service-role/AmazonEBSCSIDriverPolicy' }));
+    const again = await infra(world, 'apply');
+    expect(again.code).toBe(0);
+    expect(again.mutatingCalls).toEqual([]);
+    expect(again.stdout).toContain(`warning: role ${role}: managed policies AmazonEBSCSIDriverPolicy not managed by this tool, left in place; --prune-iam removes them`);
+    const names = async () => (await iam.send(new ListAttachedRolePoliciesCommand({ RoleName: role }))).AttachedPolicies!.map((p) => p.PolicyName);
+    expect(await names()).toContain('AmazonEBSCSIDriverPolicy');
+    const pruned = await infra(world, 'apply', { extraArgs: ['--prune-iam'] });
+    expect(pruned.mutatingCalls).toEqual(['DetachRolePolicy']);
+    expect(await names()).not.toContain('AmazonEBSCSIDriverPolicy');
   });
 
   it('GIVEN an applied environment WHEN outputs runs THEN the file passes the shared contract with the real names', async () => {

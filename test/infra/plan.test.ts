@@ -127,6 +127,35 @@ describe('planApply', () => {
     expect(action.step).toMatchObject({ type: 'role', create: false, putInline: { name: CONTROLLER_POLICY_NAME, document: controllerPolicyFor(desired, acct) } });
   });
 
+  it('GIVEN a team attached AmazonEBSCSIDriverPolicy and an inline policy to the node role WHEN planned THEN both stay, with a warning, and nothing changes', () => {
+    const o = converged();
+    const node = o.roles[desired.names.nodeRole]!;
+    const extra = { ...o, roles: { ...o.roles, [desired.names.nodeRole]: { ...node, attached: [...node.attached, managedArn('aws', 'AmazonEBSCSIDriverPolicy')], inline: { 'team-s3': '{}' } } } };
+    const plan = planApply(desired, extra);
+    expect(plan.actions.filter((a) => a.kind !== 'noop')).toEqual([]);
+    expect(plan.warnings).toEqual([
+      'role KarpenterNodeRole-demo: managed policies AmazonEBSCSIDriverPolicy not managed by this tool, left in place; --prune-iam removes them',
+      'role KarpenterNodeRole-demo: inline policies team-s3 not managed by this tool, left in place; --prune-iam removes them',
+    ]);
+  });
+
+  it('GIVEN foreign policies on the node role WHEN planned with --prune-iam THEN they are detached and deleted', () => {
+    const o = converged();
+    const node = o.roles[desired.names.nodeRole]!;
+    const extra = { ...o, roles: { ...o.roles, [desired.names.nodeRole]: { ...node, attached: [...node.attached, managedArn('aws', 'AmazonEBSCSIDriverPolicy')], inline: { 'team-s3': '{}' } } } };
+    const plan = planApply(desired, extra, { pruneIam: true });
+    expect(plan.warnings).toEqual([]);
+    expect(plan.actions.filter((a) => a.kind !== 'noop')).toEqual([
+      {
+        kind: 'update',
+        resource: R.role('KarpenterNodeRole-demo'),
+        reason: 'unexpected managed policies AmazonEBSCSIDriverPolicy; unexpected inline policies team-s3',
+        after: [],
+        step: { type: 'role', name: 'KarpenterNodeRole-demo', create: false, attach: [], detach: [managedArn('aws', 'AmazonEBSCSIDriverPolicy')], deleteInline: ['team-s3'] },
+      },
+    ]);
+  });
+
   it('GIVEN a second security group carries the discovery tag WHEN planned THEN the tag is removed from it', () => {
     const o = { ...converged(), taggedSecurityGroups: ['sg-0aaaaaaaaaaaaaaaa', 'sg-0bbbbbbbbbbbbbbbb'] };
     expect(planApply(desired, o).actions.find((a) => a.resource === R.sgTag)).toMatchObject({
