@@ -12,9 +12,11 @@ import {
   DeletePodIdentityAssociationCommand,
   DescribeClusterCommand,
   DescribeNodegroupCommand,
+  DescribeUpdateCommand,
   UpdateClusterConfigCommand,
   UpdateClusterVersionCommand,
   UpdateNodegroupConfigCommand,
+  UpdateNodegroupVersionCommand,
   UpdatePodIdentityAssociationCommand,
 } from '@aws-sdk/client-eks';
 import { DeleteRuleCommand, PutRuleCommand, PutTargetsCommand, RemoveTargetsCommand } from '@aws-sdk/client-eventbridge';
@@ -68,6 +70,8 @@ export interface ApplyResult {
   readonly failed: readonly { readonly resource: string; readonly error: Error }[];
 }
 
+const PAST: Record<Action['kind'], string> = { create: 'created', update: 'updated', delete: 'deleted', wait: 'waited for', noop: 'kept' };
+
 export async function execute(ctx: ApplyContext): Promise<ApplyResult> {
   const byResource = new Map(ctx.plan.actions.map((a) => [a.resource, a]));
   const running = new Map<string, Promise<void>>();
@@ -89,7 +93,7 @@ export async function execute(ctx: ApplyContext): Promise<ApplyResult> {
         throw err;
       }
       done.push(resource);
-      ctx.log(`  ${action.kind === 'delete' ? 'deleted' : action.kind === 'create' ? 'created' : 'updated'} ${resource}`);
+      ctx.log(`  ${PAST[action.kind]} ${resource}`);
     })();
     running.set(resource, p);
     return p;
@@ -167,22 +171,35 @@ async function runStep(ctx: ApplyContext, action: Action, step: Step): Promise<v
           )),
         );
       } else {
-        // EKS allows one update at a time per cluster: these run one after the other, each awaited.
+        // EKS allows one update at a time per cluster: each is awaited through DescribeUpdate before the next.
         if (step.version) {
-          await c.eks.send(new UpdateClusterVersionCommand({ name: clusterName, version: step.version }));
-          await waitCluster(ctx, 'ACTIVE');
+          const res = await c.eks.send(new UpdateClusterVersionCommand({ name: clusterName, version: step.version }));
+          await waitUpdate(ctx, `Kubernetes ${step.version} update of cluster ${clusterName}`, res.update?.id);
         }
         if (step.authenticationMode) {
-          await c.eks.send(new UpdateClusterConfigCommand({ name: clusterName, accessConfig: { authenticationMode: step.authenticationMode } }));
-          await waitCluster(ctx, 'ACTIVE');
+          const res = await c.eks.send(new UpdateClusterConfigCommand({ name: clusterName, accessConfig: { authenticationMode: step.authenticationMode } }));
+          await waitUpdate(ctx, `authentication mode update of cluster ${clusterName}`, res.update?.id);
         }
-        if (step.publicAccessCidrs) {
-          await c.eks.send(new UpdateClusterConfigCommand({ name: clusterName, resourcesVpcConfig: { publicAccessCidrs: [...step.publicAccessCidrs] } }));
+        if (step.endpoint) {
+          const e = step.endpoint;
+          const res = await c.eks.send(
+            new UpdateClusterConfigCommand({
+              name: clusterName,
+              resourcesVpcConfig: { endpointPublicAccess: e.public, endpointPrivateAccess: e.private, ...(e.public ? { publicAccessCidrs: [...e.publicAccessCidrs] } : {}) },
+            }),
+          );
+          await waitUpdate(ctx, `endpoint access update of cluster ${clusterName}`, res.update?.id);
         }
       }
       await waitCluster(ctx, 'ACTIVE');
       return;
     }
+    case 'waitCluster':
+      await waitCluster(ctx, 'ACTIVE');
+      return;
+    case 'waitNodeGroup':
+      await waitNodeGroup(ctx, 'ACTIVE');
+      return;
     case 'nodeGroup': {
       const ng = d.systemNodeGroup;
       if (step.create) {
@@ -191,6 +208,8 @@ async function runStep(ctx: ApplyContext, action: Action, step: Step): Promise<v
             new CreateNodegroupCommand({
               clusterName,
               nodegroupName: ng.name,
+              // Explicit: the nodes start at the control plane's version, which later upgrades compare against.
+              version: d.kubernetesVersion,
               nodeRole: roleArn(acct, d.names.systemNodeRole),
               subnets: [...d.privateSubnetIds],
               instanceTypes: [...ng.instanceTypes],
@@ -201,14 +220,21 @@ async function runStep(ctx: ApplyContext, action: Action, step: Step): Promise<v
           )),
         );
       } else {
-        await c.eks.send(
-          new UpdateNodegroupConfigCommand({
-            clusterName,
-            nodegroupName: ng.name,
-            ...(step.size ? { scalingConfig: { minSize: step.size, desiredSize: step.size, maxSize: step.size } } : {}),
-            ...(step.labels ? { labels: { addOrUpdateLabels: { ...step.labels.set }, ...(step.labels.remove.length ? { removeLabels: [...step.labels.remove] } : {}) } } : {}),
-          }),
-        );
+        if (step.size || step.labels) {
+          const res = await c.eks.send(
+            new UpdateNodegroupConfigCommand({
+              clusterName,
+              nodegroupName: ng.name,
+              ...(step.size ? { scalingConfig: { minSize: step.size, desiredSize: step.size, maxSize: step.size } } : {}),
+              ...(step.labels ? { labels: { addOrUpdateLabels: { ...step.labels.set }, ...(step.labels.remove.length ? { removeLabels: [...step.labels.remove] } : {}) } } : {}),
+            }),
+          );
+          await waitUpdate(ctx, `config update of node group ${ng.name}`, res.update?.id, ng.name);
+        }
+        if (step.version) {
+          const res = await c.eks.send(new UpdateNodegroupVersionCommand({ clusterName, nodegroupName: ng.name, version: step.version }));
+          await waitUpdate(ctx, `Kubernetes ${step.version} update of node group ${ng.name}`, res.update?.id, ng.name);
+        }
       }
       await waitNodeGroup(ctx, 'ACTIVE');
       return;
@@ -395,6 +421,29 @@ const waitCluster = (ctx: ApplyContext, want: string | null) =>
     },
     want,
   );
+
+/**
+ * Waits for one EKS update (cluster or node group) until Successful; Failed or Cancelled
+ * fail with EKS's own errors. Without an id (an emulator that does not return one) there
+ * is nothing to follow: the status wait after it still applies.
+ */
+async function waitUpdate(ctx: ApplyContext, what: string, id: string | undefined, nodegroupName?: string): Promise<void> {
+  if (!id) return;
+  await waitFor(
+    ctx,
+    what,
+    async () => {
+      const res = await ctx.clients.eks.send(new DescribeUpdateCommand({ name: ctx.desired.clusterName, updateId: id, ...(nodegroupName ? { nodegroupName } : {}) }));
+      const status = res.update?.status ?? 'UNKNOWN';
+      if (status === 'Failed' || status === 'Cancelled') {
+        const errors = (res.update?.errors ?? []).map((e) => `${e.errorCode}: ${e.errorMessage}`).join('; ');
+        throw new InfraError('E_UPDATE_FAILED', `${what} (${id}) is ${status}${errors ? `: ${errors}` : ''}`);
+      }
+      return status;
+    },
+    'Successful',
+  );
+}
 
 const waitNodeGroup = (ctx: ApplyContext, want: string | null) =>
   waitFor(

@@ -27,10 +27,14 @@ export interface ObservedCluster {
   /** Absent when the API does not say (moto): then no drift is claimed. */
   readonly authenticationMode?: string;
   readonly publicAccessCidrs?: readonly string[];
+  readonly endpointPublicAccess?: boolean;
+  readonly endpointPrivateAccess?: boolean;
 }
 
 export interface ObservedNodeGroup {
   readonly status: string;
+  /** Kubernetes minor version of the nodes; absent when the API does not say. */
+  readonly version?: string;
   readonly min: number;
   readonly max: number;
   readonly desired: number;
@@ -79,7 +83,15 @@ export interface Observed {
   readonly karpenter: KarpenterLeftovers;
 }
 
-export type ActionKind = 'create' | 'update' | 'delete' | 'noop';
+/** `wait`: the resource exists but is busy (CREATING, UPDATING); dependents start once it is ACTIVE. */
+export type ActionKind = 'create' | 'update' | 'delete' | 'wait' | 'noop';
+
+/** How the API endpoint is reachable; sent whole because EKS validates the three together. */
+export interface EndpointAccess {
+  readonly public: boolean;
+  readonly private: boolean;
+  readonly publicAccessCidrs: readonly string[];
+}
 
 /** How to resolve a controller trust policy that needs the cluster's OIDC issuer, unknown before the cluster exists. */
 export type Trust = { readonly document: string } | { readonly irsa: { readonly namespace: string; readonly serviceAccount: string } };
@@ -103,9 +115,18 @@ export type Step =
       readonly create: boolean;
       readonly version?: string;
       readonly authenticationMode?: 'API';
-      readonly publicAccessCidrs?: readonly string[];
+      readonly endpoint?: EndpointAccess;
     }
-  | { readonly type: 'nodeGroup'; readonly create: boolean; readonly size?: number; readonly labels?: { readonly set: Readonly<Record<string, string>>; readonly remove: readonly string[] } }
+  | { readonly type: 'waitCluster' }
+  | {
+      readonly type: 'nodeGroup';
+      readonly create: boolean;
+      readonly size?: number;
+      readonly labels?: { readonly set: Readonly<Record<string, string>>; readonly remove: readonly string[] };
+      /** Upgrade the nodes to the control plane's Kubernetes version. */
+      readonly version?: string;
+    }
+  | { readonly type: 'waitNodeGroup' }
   | { readonly type: 'accessEntry' }
   | { readonly type: 'queue'; readonly create: boolean; readonly attributes: Readonly<Record<string, string>> }
   | { readonly type: 'rule'; readonly name: string; readonly pattern: string; readonly putRule: boolean; readonly putTarget: boolean }

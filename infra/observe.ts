@@ -112,6 +112,7 @@ export async function observe(c: AwsClients, d: DesiredState): Promise<Observed>
     nodeGroup: ng
       ? {
           status: ng.status ?? 'UNKNOWN',
+          ...(ng.version ? { version: ng.version } : {}),
           min: ng.scalingConfig?.minSize ?? 0,
           max: ng.scalingConfig?.maxSize ?? 0,
           desired: ng.scalingConfig?.desiredSize ?? 0,
@@ -141,6 +142,8 @@ async function observeCluster(c: AwsClients, d: DesiredState): Promise<ObservedC
     ...(securityGroupId ? { securityGroupId } : {}),
     ...(cl.accessConfig?.authenticationMode ? { authenticationMode: cl.accessConfig.authenticationMode } : {}),
     ...(cl.resourcesVpcConfig?.publicAccessCidrs ? { publicAccessCidrs: cl.resourcesVpcConfig.publicAccessCidrs } : {}),
+    ...(cl.resourcesVpcConfig?.endpointPublicAccess !== undefined ? { endpointPublicAccess: cl.resourcesVpcConfig.endpointPublicAccess } : {}),
+    ...(cl.resourcesVpcConfig?.endpointPrivateAccess !== undefined ? { endpointPrivateAccess: cl.resourcesVpcConfig.endpointPrivateAccess } : {}),
   };
 }
 

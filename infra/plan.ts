@@ -1,5 +1,5 @@
 import { MANAGED, type DesiredState } from './desired.js';
-import type { Action, Observed, ObservedRole, Plan, Step, Trust } from './model.js';
+import type { Action, EndpointAccess, Observed, ObservedCluster, ObservedRole, Plan, Step, Trust } from './model.js';
 import {
   CONTROLLER_POLICY_NAME,
   INLINE_POLICY_LIMIT,
@@ -210,30 +210,14 @@ export function planApply(d: DesiredState, o: Observed, opts: ApplyOptions = {})
   const c = o.cluster;
   if (c === null) {
     actions.push(act(cluster, [R.role(clusterRole)], { type: 'cluster', create: true }, [`cluster does not exist (Kubernetes ${d.kubernetesVersion}, API authentication)`], false));
+  } else if (BUSY.includes(c.status)) {
+    actions.push({ kind: 'wait', resource: cluster, reason: `cluster is ${c.status}: waiting`, after: [R.role(clusterRole)], step: { type: 'waitCluster' } });
+  } else if (c.status !== 'ACTIVE') {
+    blockers.push(`cluster ${d.clusterName} is ${c.status}; apply cannot use it: wait for the deletion to finish, or delete it (npm run infra -- destroy --env ${d.env}) and apply again`);
+    actions.push(act(cluster, [R.role(clusterRole)], null, [`cluster is ${c.status}`], true));
   } else {
-    const reasons: string[] = [];
-    const versionDrift = c.version !== d.kubernetesVersion;
-    if (versionDrift) {
-      if (compareMinor(c.version, d.kubernetesVersion) > 0) blockers.push(`cluster.kubernetesVersion: cluster runs ${c.version}, config says ${d.kubernetesVersion}; EKS cannot downgrade`);
-      else reasons.push(`version ${c.version}, want ${d.kubernetesVersion}`);
-    }
-    const authDrift = c.authenticationMode !== undefined && c.authenticationMode !== 'API';
-    if (authDrift) reasons.push(`authentication mode ${c.authenticationMode}, want API`);
-    const cidrDrift = c.publicAccessCidrs !== undefined && d.publicAccessCidrs.length > 0 && !sameSet(c.publicAccessCidrs, d.publicAccessCidrs);
-    if (cidrDrift) reasons.push(`public access CIDRs ${c.publicAccessCidrs!.join(', ')}, want ${d.publicAccessCidrs.join(', ')}`);
-    const step: Step | null =
-      reasons.length > 0
-        ? {
-            type: 'cluster',
-            create: false,
-            ...(versionDrift && compareMinor(c.version, d.kubernetesVersion) < 0 ? { version: d.kubernetesVersion } : {}),
-            ...(authDrift ? { authenticationMode: 'API' as const } : {}),
-            ...(cidrDrift ? { publicAccessCidrs: d.publicAccessCidrs } : {}),
-          }
-        : null;
-    actions.push(act(cluster, [R.role(clusterRole)], step, reasons.length > 0 ? reasons : [`${c.status}, Kubernetes ${c.version}`], true));
+    actions.push(clusterAction(d, c, cluster, [R.role(clusterRole)], blockers));
   }
-
   // The cluster security group is the only one carrying the discovery tag.
   const sgId = c?.securityGroupId;
   const sgStray = o.taggedSecurityGroups.filter((id) => id !== sgId);
@@ -259,6 +243,11 @@ export function planApply(d: DesiredState, o: Observed, opts: ApplyOptions = {})
   const ngAfter = [cluster, R.role(systemRole)];
   if (ng === null) {
     actions.push(act(ngId, ngAfter, { type: 'nodeGroup', create: true }, [`node group does not exist (${d.systemNodeGroup.size} x ${d.systemNodeGroup.instanceTypes.join('/')})`], false));
+  } else if (BUSY.includes(ng.status)) {
+    actions.push({ kind: 'wait', resource: ngId, reason: `node group is ${ng.status}: waiting`, after: ngAfter, step: { type: 'waitNodeGroup' } });
+  } else if (['CREATE_FAILED', 'DELETE_FAILED', 'DELETING'].includes(ng.status)) {
+    blockers.push(`node group ${d.systemNodeGroup.name} of cluster ${d.clusterName} is ${ng.status}; apply cannot use it: delete it (aws eks delete-nodegroup) or wait for the deletion to finish, then apply again`);
+    actions.push(act(ngId, ngAfter, null, [`node group is ${ng.status}`], true));
   } else {
     const size = d.systemNodeGroup.size;
     const reasons: string[] = [];
@@ -268,9 +257,18 @@ export function planApply(d: DesiredState, o: Observed, opts: ApplyOptions = {})
     const set = Object.fromEntries(Object.entries(want).filter(([k, v]) => ng.labels[k] !== v));
     const remove = Object.keys(ng.labels).filter((k) => !(k in want));
     if (Object.keys(set).length + remove.length > 0) reasons.push(`labels differ (${Object.keys(set).concat(remove).join(', ')})`);
+    // Nodes follow the control plane, after it: EKS refuses nodes newer than the control plane.
+    const versionLag = ng.version !== undefined && compareMinor(ng.version, d.kubernetesVersion) < 0;
+    if (versionLag) reasons.push(`nodes run Kubernetes ${ng.version}, want ${d.kubernetesVersion} (after the control plane)`);
     const step: Step | null =
       reasons.length > 0
-        ? { type: 'nodeGroup', create: false, ...(sizeDrift ? { size } : {}), ...(Object.keys(set).length + remove.length > 0 ? { labels: { set, remove } } : {}) }
+        ? {
+            type: 'nodeGroup',
+            create: false,
+            ...(sizeDrift ? { size } : {}),
+            ...(Object.keys(set).length + remove.length > 0 ? { labels: { set, remove } } : {}),
+            ...(versionLag ? { version: d.kubernetesVersion } : {}),
+          }
         : null;
     actions.push(act(ngId, ngAfter, step, reasons.length > 0 ? reasons : [`${ng.status}, ${size} nodes`], true));
   }
@@ -446,6 +444,47 @@ export function planDestroy(d: DesiredState, o: Observed, opts: DestroyOptions):
   };
 }
 
+/** Statuses that end by themselves: wait for them instead of acting. */
+const BUSY = ['CREATING', 'UPDATING'];
+
+/** An ACTIVE cluster against the config: version (one minor at a time, never down), authentication mode, endpoint access. */
+function clusterAction(d: DesiredState, c: ObservedCluster, resource: string, after: readonly string[], blockers: string[]): Action {
+  const reasons: string[] = [];
+  const gap = compareMinor(d.kubernetesVersion, c.version);
+  if (gap < 0) blockers.push(`cluster.kubernetesVersion: cluster runs ${c.version}, config says ${d.kubernetesVersion}; EKS cannot downgrade`);
+  else if (gap > 1) {
+    const next = `1.${Number(c.version.split('.')[1]) + 1}`;
+    blockers.push(`cluster.kubernetesVersion: cluster runs ${c.version}, config says ${d.kubernetesVersion}; EKS upgrades one minor version at a time: set ${next}, apply, then go on`);
+  } else if (gap === 1) reasons.push(`version ${c.version}, want ${d.kubernetesVersion}`);
+  const authDrift = c.authenticationMode !== undefined && c.authenticationMode !== 'API';
+  if (authDrift) reasons.push(`authentication mode ${c.authenticationMode}, want API`);
+  const want: EndpointAccess = { public: d.publicAccessCidrs.length > 0, private: true, publicAccessCidrs: d.publicAccessCidrs };
+  const endpointReasons = [
+    ...(c.endpointPublicAccess !== undefined && c.endpointPublicAccess !== want.public ? [`public endpoint ${onOff(c.endpointPublicAccess)}, want ${onOff(want.public)}`] : []),
+    ...(c.endpointPrivateAccess !== undefined && c.endpointPrivateAccess !== want.private ? [`private endpoint ${onOff(c.endpointPrivateAccess)}, want on`] : []),
+    ...(want.public && c.publicAccessCidrs !== undefined && !sameSet(c.publicAccessCidrs, want.publicAccessCidrs)
+      ? [`public access CIDRs ${c.publicAccessCidrs.join(', ') || 'none'}, want ${want.publicAccessCidrs.join(', ')}`]
+      : []),
+  ];
+  reasons.push(...endpointReasons);
+  if (reasons.length === 0) return act(resource, after, null, [`${c.status}, Kubernetes ${c.version}`], true);
+  return act(
+    resource,
+    after,
+    {
+      type: 'cluster',
+      create: false,
+      ...(gap === 1 ? { version: d.kubernetesVersion } : {}),
+      ...(authDrift ? { authenticationMode: 'API' as const } : {}),
+      ...(endpointReasons.length > 0 ? { endpoint: want } : {}),
+    },
+    reasons,
+    true,
+  );
+}
+
+const onOff = (b: boolean) => (b ? 'on' : 'off');
+
 function compareMinor(a: string, b: string): number {
   const minor = (v: string) => Number(v.split('.')[1]);
   return minor(a) - minor(b);
@@ -455,7 +494,7 @@ function sameSet(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((x) => b.includes(x));
 }
 
-const SYMBOL: Record<Action['kind'], string> = { create: '+', update: '~', delete: '-', noop: '=' };
+const SYMBOL: Record<Action['kind'], string> = { create: '+', update: '~', delete: '-', wait: '>', noop: '=' };
 
 /** The plan as a person reads it: one line per resource, the reason beside it. */
 export function renderPlan(plan: Plan): string {
@@ -473,7 +512,8 @@ export function renderPlan(plan: Plan): string {
 
 export function summary(plan: Plan): string {
   const n = (k: Action['kind']) => plan.actions.filter((a) => a.kind === k).length;
-  return `${n('create')} to create, ${n('update')} to update, ${n('delete')} to delete, ${n('noop')} unchanged.`;
+  const waits = n('wait') > 0 ? `${n('wait')} to wait for, ` : '';
+  return `${n('create')} to create, ${n('update')} to update, ${n('delete')} to delete, ${waits}${n('noop')} unchanged.`;
 }
 
 /** `--json`: the plan without the SDK-facing step payloads' documents (they are long), but with every decision. */

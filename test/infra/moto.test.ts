@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { CreateLaunchTemplateCommand, DescribeInstancesCommand, DescribeLaunchTemplatesCommand, DescribeSecurityGroupsCommand, DescribeSubnetsCommand, EC2Client, RunInstancesCommand } from '@aws-sdk/client-ec2';
 import { EKSClient, DescribeClusterCommand, DescribeNodegroupCommand, ListClustersCommand } from '@aws-sdk/client-eks';
 import { EventBridgeClient, ListRulesCommand, ListTargetsByRuleCommand } from '@aws-sdk/client-eventbridge';
@@ -132,6 +133,20 @@ describe('apply, apply again, outputs, destroy, destroy again (moto)', () => {
     const pruned = await infra(world, 'apply', { extraArgs: ['--prune-iam'] });
     expect(pruned.mutatingCalls).toEqual(['DetachRolePolicy']);
     expect(await names()).not.toContain('AmazonEBSCSIDriverPolicy');
+  });
+
+  it('GIVEN publicAccessCidrs emptied in the environment file WHEN applied again THEN the public endpoint is turned off in one UpdateClusterConfig', async () => {
+    await infra(world, 'apply');
+    const file = join(world.envDir, 'test.yaml');
+    writeFileSync(file, readFileSync(file, 'utf8').replace('publicAccessCidrs: [203.0.113.0/24]', 'publicAccessCidrs: []'));
+    const res = await infra(world, 'apply');
+    expect(res.stderr).toBe('');
+    expect(res.stdout).toContain(`~ update eks:cluster/${CLUSTER}`);
+    expect(res.stdout).toContain('public endpoint on, want off');
+    expect(res.mutatingCalls).toEqual(['UpdateClusterConfig']);
+    const vpc = (await new EKSClient(cfg()).send(new DescribeClusterCommand({ name: CLUSTER }))).cluster!.resourcesVpcConfig!;
+    expect(vpc).toMatchObject({ endpointPublicAccess: false, endpointPrivateAccess: true });
+    expect((await infra(world, 'apply')).mutatingCalls).toEqual([]);
   });
 
   it('GIVEN an applied environment WHEN outputs runs THEN the file passes the shared contract with the real names', async () => {

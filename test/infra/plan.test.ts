@@ -190,6 +190,78 @@ describe('planApply', () => {
   });
 });
 
+describe('planApply: cluster state, version and endpoint', () => {
+  const withCluster = (c: Partial<NonNullable<Observed['cluster']>>, ng: Partial<NonNullable<Observed['nodeGroup']>> = {}): Observed => {
+    const o = converged();
+    return { ...o, cluster: { ...o.cluster!, ...c }, nodeGroup: { ...o.nodeGroup!, ...ng } };
+  };
+  const action = (o: Observed, r: string, d: DesiredState = desired) => planApply(d, o).actions.find((a) => a.resource === r)!;
+
+  it('GIVEN the cluster is CREATING WHEN planned THEN a wait step stands in for it, so dependents run once it is ACTIVE', () => {
+    const plan = planApply(desired, withCluster({ status: 'CREATING' }));
+    expect(plan.actions.find((a) => a.resource === R.cluster('demo'))).toEqual({
+      kind: 'wait',
+      resource: R.cluster('demo'),
+      reason: 'cluster is CREATING: waiting',
+      after: [R.role('EKSClusterRole-demo')],
+      step: { type: 'waitCluster' },
+    });
+    expect(renderPlan(plan)).toContain('0 to create, 0 to update, 0 to delete, 1 to wait for, 17 unchanged.');
+  });
+
+  it('GIVEN the node group is UPDATING WHEN planned THEN it is waited for', () => {
+    expect(action(withCluster({}, { status: 'UPDATING' }), R.nodeGroup('demo', 'system'))).toMatchObject({ kind: 'wait', reason: 'node group is UPDATING: waiting', step: { type: 'waitNodeGroup' } });
+  });
+
+  it('GIVEN the cluster is FAILED or DELETING WHEN planned THEN apply is refused with what to do', () => {
+    expect(planApply(desired, withCluster({ status: 'FAILED' })).blockers).toEqual([
+      'cluster demo is FAILED; apply cannot use it: wait for the deletion to finish, or delete it (npm run infra -- destroy --env demo) and apply again',
+    ]);
+    expect(planApply(desired, withCluster({ status: 'DELETING' })).blockers).toEqual([
+      'cluster demo is DELETING; apply cannot use it: wait for the deletion to finish, or delete it (npm run infra -- destroy --env demo) and apply again',
+    ]);
+  });
+
+  it('GIVEN the cluster runs two minors behind the config WHEN planned THEN the jump is refused with the next step', () => {
+    expect(planApply(desired, withCluster({ version: '1.34' }, { version: '1.34' })).blockers).toEqual([
+      'cluster.kubernetesVersion: cluster runs 1.34, config says 1.36; EKS upgrades one minor version at a time: set 1.35, apply, then go on',
+    ]);
+  });
+
+  it('GIVEN the cluster and nodes run one minor behind WHEN planned THEN the control plane is upgraded, and the node group after it', () => {
+    const o = withCluster({ version: '1.35' }, { version: '1.35' });
+    expect(action(o, R.cluster('demo'))).toMatchObject({ kind: 'update', reason: 'version 1.35, want 1.36', step: { type: 'cluster', create: false, version: '1.36' } });
+    const ng = action(o, R.nodeGroup('demo', 'system'));
+    expect(ng).toMatchObject({ kind: 'update', reason: 'nodes run Kubernetes 1.35, want 1.36 (after the control plane)', step: { type: 'nodeGroup', create: false, version: '1.36' } });
+    expect(ng.after).toContain(R.cluster('demo'));
+  });
+
+  it('GIVEN publicAccessCidrs is [] but the public endpoint is on WHEN planned THEN public access is turned off, private on, in one update', () => {
+    const privateOnly = { ...desired, publicAccessCidrs: [] };
+    const o = withCluster({ endpointPublicAccess: true, endpointPrivateAccess: true, publicAccessCidrs: ['0.0.0.0/0'] });
+    expect(action(o, R.cluster('demo'), privateOnly)).toMatchObject({
+      kind: 'update',
+      reason: 'public endpoint on, want off',
+      step: { type: 'cluster', create: false, endpoint: { public: false, private: true, publicAccessCidrs: [] } },
+    });
+  });
+
+  it('GIVEN CIDRs in the config but the public endpoint off and private off WHEN planned THEN all three are sent together', () => {
+    const open = { ...desired, publicAccessCidrs: ['203.0.113.0/24'] };
+    const o = withCluster({ endpointPublicAccess: false, endpointPrivateAccess: false, publicAccessCidrs: [] });
+    expect(action(o, R.cluster('demo'), open)).toMatchObject({
+      kind: 'update',
+      reason: 'public endpoint off, want on; private endpoint off, want on; public access CIDRs none, want 203.0.113.0/24',
+      step: { type: 'cluster', create: false, endpoint: { public: true, private: true, publicAccessCidrs: ['203.0.113.0/24'] } },
+    });
+  });
+
+  it('GIVEN the endpoint matches WHEN planned THEN the cluster is unchanged', () => {
+    const o = withCluster({ endpointPublicAccess: false, endpointPrivateAccess: true, publicAccessCidrs: ['0.0.0.0/0'] });
+    expect(action(o, R.cluster('demo'), { ...desired, publicAccessCidrs: [] }).kind).toBe('noop');
+  });
+});
+
 describe('planDestroy', () => {
   const withKarpenter = (): Observed => ({
     ...converged(),
