@@ -13,13 +13,14 @@ import {
   DescribeClusterCommand,
   DescribeNodegroupCommand,
   DescribeUpdateCommand,
+  TagResourceCommand,
   UpdateClusterConfigCommand,
   UpdateClusterVersionCommand,
   UpdateNodegroupConfigCommand,
   UpdateNodegroupVersionCommand,
   UpdatePodIdentityAssociationCommand,
 } from '@aws-sdk/client-eks';
-import { DeleteRuleCommand, PutRuleCommand, PutTargetsCommand, RemoveTargetsCommand } from '@aws-sdk/client-eventbridge';
+import { DeleteRuleCommand, DescribeRuleCommand, PutRuleCommand, PutTargetsCommand, RemoveTargetsCommand, TagResourceCommand as EventsTagResourceCommand } from '@aws-sdk/client-eventbridge';
 import {
   AttachRolePolicyCommand,
   CreateOpenIDConnectProviderCommand,
@@ -32,11 +33,13 @@ import {
   DetachRolePolicyCommand,
   PutRolePolicyCommand,
   RemoveRoleFromInstanceProfileCommand,
+  TagOpenIDConnectProviderCommand,
+  TagRoleCommand,
   UpdateAssumeRolePolicyCommand,
 } from '@aws-sdk/client-iam';
-import { CreateQueueCommand, DeleteQueueCommand, GetQueueUrlCommand, SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, DeleteQueueCommand, GetQueueUrlCommand, SetQueueAttributesCommand, TagQueueCommand } from '@aws-sdk/client-sqs';
 import type { AwsClients } from './clients.js';
-import type { DesiredState } from './desired.js';
+import { ownerTags, type DesiredState } from './desired.js';
 import type { Action, KarpenterLeftovers, Plan, Step, Trust } from './model.js';
 import { InfraError } from './model.js';
 import { findClusterSecurityGroup, isNotFound, observeKarpenter } from './observe.js';
@@ -120,6 +123,8 @@ async function runStep(ctx: ApplyContext, action: Action, step: Step): Promise<v
     retryIamPropagation(what, call, { log: ctx.log, ...(ctx.retryBaseMs !== undefined ? { baseMs: ctx.retryBaseMs } : {}) });
   const acct = { partition: ctx.partition, accountId: ctx.plan.accountId };
   const clusterName = d.clusterName;
+  const owner = ownerTags(d);
+  const ownerList = Object.entries(owner).map(([Key, Value]) => ({ Key, Value }));
   const tag = [{ Key: d.discoveryTag.key, Value: d.discoveryTag.value }];
   switch (step.type) {
     case 'tagSubnets':
@@ -138,11 +143,12 @@ async function runStep(ctx: ApplyContext, action: Action, step: Step): Promise<v
       const trust = step.trust ? await trustDocument(ctx, step.trust) : undefined;
       if (step.create) {
         await tolerate(['EntityAlreadyExists', 'EntityAlreadyExistsException'], () =>
-          c.iam.send(new CreateRoleCommand({ RoleName: step.name, AssumeRolePolicyDocument: trust!, Description: `Karpenter on EKS: ${clusterName}` })),
+          c.iam.send(new CreateRoleCommand({ RoleName: step.name, AssumeRolePolicyDocument: trust!, Description: `Karpenter on EKS: ${clusterName}`, Tags: ownerList })),
         );
       } else if (trust) {
         await c.iam.send(new UpdateAssumeRolePolicyCommand({ RoleName: step.name, PolicyDocument: trust }));
       }
+      if (step.adopt) await c.iam.send(new TagRoleCommand({ RoleName: step.name, Tags: ownerList }));
       await Promise.all([
         ...step.attach.map((arn) => c.iam.send(new AttachRolePolicyCommand({ RoleName: step.name, PolicyArn: arn }))),
         ...step.detach.map((arn) => gone(() => c.iam.send(new DetachRolePolicyCommand({ RoleName: step.name, PolicyArn: arn })))),
@@ -166,11 +172,12 @@ async function runStep(ctx: ApplyContext, action: Action, step: Step): Promise<v
                 endpointPublicAccess: d.publicAccessCidrs.length > 0,
                 ...(d.publicAccessCidrs.length > 0 ? { publicAccessCidrs: [...d.publicAccessCidrs] } : {}),
               },
-              tags: { 'karpenter.sh/discovery': clusterName },
+              tags: { 'karpenter.sh/discovery': clusterName, ...owner },
             }),
           )),
         );
       } else {
+        if (step.adopt) await c.eks.send(new TagResourceCommand({ resourceArn: await clusterArn(ctx), tags: owner }));
         // EKS allows one update at a time per cluster: each is awaited through DescribeUpdate before the next.
         if (step.version) {
           const res = await c.eks.send(new UpdateClusterVersionCommand({ name: clusterName, version: step.version }));
@@ -215,11 +222,16 @@ async function runStep(ctx: ApplyContext, action: Action, step: Step): Promise<v
               instanceTypes: [...ng.instanceTypes],
               scalingConfig: { minSize: ng.size, desiredSize: ng.size, maxSize: ng.size },
               labels: { ...ng.labels },
+              tags: owner,
               amiType: 'AL2023_x86_64_STANDARD',
             }),
           )),
         );
       } else {
+        if (step.adopt) {
+          const res = await c.eks.send(new DescribeNodegroupCommand({ clusterName, nodegroupName: ng.name }));
+          await c.eks.send(new TagResourceCommand({ resourceArn: res.nodegroup!.nodegroupArn!, tags: owner }));
+        }
         if (step.size || step.labels) {
           const res = await c.eks.send(
             new UpdateNodegroupConfigCommand({
@@ -246,21 +258,34 @@ async function runStep(ctx: ApplyContext, action: Action, step: Step): Promise<v
       return;
     case 'queue': {
       if (step.create) {
-        await c.sqs.send(new CreateQueueCommand({ QueueName: d.names.queue, Attributes: { ...step.attributes } }));
+        await c.sqs.send(new CreateQueueCommand({ QueueName: d.names.queue, Attributes: { ...step.attributes }, tags: owner }));
       } else {
-        const url = await c.sqs.send(new GetQueueUrlCommand({ QueueName: d.names.queue }));
-        await c.sqs.send(new SetQueueAttributesCommand({ QueueUrl: url.QueueUrl!, Attributes: { ...step.attributes } }));
+        const url = (await c.sqs.send(new GetQueueUrlCommand({ QueueName: d.names.queue }))).QueueUrl!;
+        if (step.adopt) await c.sqs.send(new TagQueueCommand({ QueueUrl: url, Tags: owner }));
+        if (Object.keys(step.attributes).length > 0) await c.sqs.send(new SetQueueAttributesCommand({ QueueUrl: url, Attributes: { ...step.attributes } }));
       }
       return;
     }
     case 'rule':
-      if (step.putRule) await c.events.send(new PutRuleCommand({ Name: step.name, EventPattern: step.pattern, State: 'ENABLED', Description: `Karpenter interruption events for ${clusterName}` }));
+      if (step.putRule) {
+        const res = await c.events.send(
+          new PutRuleCommand({ Name: step.name, EventPattern: step.pattern, State: 'ENABLED', Description: `Karpenter interruption events for ${clusterName}`, Tags: ownerList }),
+        );
+        if (step.adopt) await c.events.send(new EventsTagResourceCommand({ ResourceARN: res.RuleArn!, Tags: ownerList }));
+      } else if (step.adopt) {
+        const rule = await c.events.send(new DescribeRuleCommand({ Name: step.name }));
+        await c.events.send(new EventsTagResourceCommand({ ResourceARN: rule.Arn!, Tags: ownerList }));
+      }
       if (step.putTarget) await c.events.send(new PutTargetsCommand({ Rule: step.name, Targets: [{ Id: RULE_TARGET_ID, Arn: queueArn(d, acct) }] }));
       return;
     case 'oidcProvider': {
+      if (step.adopt) {
+        await c.iam.send(new TagOpenIDConnectProviderCommand({ OpenIDConnectProviderArn: step.adopt, Tags: ownerList }));
+        return;
+      }
       const issuer = await clusterIssuer(ctx);
       await tolerate(['EntityAlreadyExists', 'EntityAlreadyExistsException'], () =>
-        c.iam.send(new CreateOpenIDConnectProviderCommand({ Url: issuer, ClientIDList: ['sts.amazonaws.com'] })),
+        c.iam.send(new CreateOpenIDConnectProviderCommand({ Url: issuer, ClientIDList: ['sts.amazonaws.com'], Tags: ownerList })),
       );
       return;
     }
@@ -366,6 +391,10 @@ async function trustDocument(ctx: ApplyContext, trust: Trust): Promise<string> {
   if ('document' in trust) return trust.document;
   const issuer = await clusterIssuer(ctx);
   return JSON.stringify(irsaTrust(ctx.partition, ctx.plan.accountId, issuer, trust.irsa.namespace, trust.irsa.serviceAccount));
+}
+
+async function clusterArn(ctx: ApplyContext): Promise<string> {
+  return (await ctx.clients.eks.send(new DescribeClusterCommand({ name: ctx.desired.clusterName }))).cluster!.arn!;
 }
 
 async function clusterIssuer(ctx: ApplyContext): Promise<string> {

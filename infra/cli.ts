@@ -31,6 +31,8 @@ options:
   --yes                           destroy: do not ask for confirmation
   --terminate-karpenter-instances destroy: terminate Karpenter's instances instead of refusing
   --prune-iam                     plan/apply: also remove policies on our roles that this tool did not attach
+  --adopt                         plan/apply: take over same-named resources lacking the managed-by=karpenter-gitops tag
+                                  (tags them), and switch the cluster's authentication mode to API
   --environments-dir <dir>        default: environments
   --outputs-file <file>           default: infra/outputs/<env>.json`;
 
@@ -72,6 +74,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<CliRes
         yes: { type: 'boolean', default: false },
         'terminate-karpenter-instances': { type: 'boolean', default: false },
         'prune-iam': { type: 'boolean', default: false },
+        adopt: { type: 'boolean', default: false },
         'environments-dir': { type: 'string', default: 'environments' },
         'outputs-file': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
@@ -133,12 +136,12 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<CliRes
     const observed = await observe(clients, desired);
     switch (command) {
       case 'plan': {
-        const plan = planApply(desired, observed, { pruneIam: values['prune-iam'] });
+        const plan = planApply(desired, observed, { pruneIam: values['prune-iam'], adopt: values.adopt });
         io.out(values.json ? planJson(plan) : renderPlan(plan));
         return result(plan.blockers.length > 0 ? 1 : 0);
       }
       case 'apply': {
-        const plan = planApply(desired, observed, { pruneIam: values['prune-iam'] });
+        const plan = planApply(desired, observed, { pruneIam: values['prune-iam'], adopt: values.adopt });
         io.out(renderPlan(plan));
         if (plan.blockers.length > 0) return result(1);
         const code = await executePlan(plan, observed);

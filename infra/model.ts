@@ -10,6 +10,8 @@ export interface ObservedRole {
   readonly attached: readonly string[];
   /** Inline policy name -> decoded document. */
   readonly inline: Readonly<Record<string, string>>;
+  /** Resource tags; ownership is decided from them (plan.ts `owned`). */
+  readonly tags: Readonly<Record<string, string>>;
 }
 
 export interface ObservedSubnet {
@@ -29,6 +31,8 @@ export interface ObservedCluster {
   readonly publicAccessCidrs?: readonly string[];
   readonly endpointPublicAccess?: boolean;
   readonly endpointPrivateAccess?: boolean;
+  /** Resource tags; ownership is decided from them (plan.ts `owned`). */
+  readonly tags: Readonly<Record<string, string>>;
 }
 
 export interface ObservedNodeGroup {
@@ -39,18 +43,24 @@ export interface ObservedNodeGroup {
   readonly max: number;
   readonly desired: number;
   readonly labels: Readonly<Record<string, string>>;
+  /** Resource tags; ownership is decided from them (plan.ts `owned`). */
+  readonly tags: Readonly<Record<string, string>>;
 }
 
 export interface ObservedQueue {
   readonly url: string;
   readonly arn: string;
   readonly attributes: Readonly<Record<string, string>>;
+  /** Resource tags; ownership is decided from them (plan.ts `owned`). */
+  readonly tags: Readonly<Record<string, string>>;
 }
 
 export interface ObservedRule {
   readonly pattern: string;
   readonly state: string;
   readonly targets: readonly { readonly id: string; readonly arn: string }[];
+  /** Resource tags; ownership is decided from them (plan.ts `owned`). */
+  readonly tags: Readonly<Record<string, string>>;
 }
 
 /** What Karpenter launched for this cluster and must be gone before the cluster goes. */
@@ -77,6 +87,7 @@ export interface Observed {
   readonly queue: ObservedQueue | null;
   readonly rules: Readonly<Record<string, ObservedRule | null>>;
   readonly oidcProviderArn: string | null;
+  readonly oidcProviderTags: Readonly<Record<string, string>>;
   readonly addon: boolean;
   readonly podIdentityAssociation: { readonly id: string; readonly roleArn: string } | null;
   readonly spotServiceLinkedRole: boolean;
@@ -102,6 +113,8 @@ export type Step =
   | { readonly type: 'tagSecurityGroups'; readonly add: string | 'cluster' | null; readonly remove: readonly string[] }
   | {
       readonly type: 'role';
+      /** Put the ownership tags on a resource that exists without them (`--adopt`). */
+      readonly adopt?: boolean;
       readonly name: string;
       readonly create: boolean;
       readonly trust?: Trust;
@@ -113,14 +126,20 @@ export type Step =
   | {
       readonly type: 'cluster';
       readonly create: boolean;
+      /** Put the ownership tags on a resource that exists without them (`--adopt`). */
+      readonly adopt?: boolean;
+
       readonly version?: string;
-      readonly authenticationMode?: 'API';
+      readonly authenticationMode?: 'API' | 'API_AND_CONFIG_MAP';
       readonly endpoint?: EndpointAccess;
     }
   | { readonly type: 'waitCluster' }
   | {
       readonly type: 'nodeGroup';
       readonly create: boolean;
+      /** Put the ownership tags on a resource that exists without them (`--adopt`). */
+      readonly adopt?: boolean;
+
       readonly size?: number;
       readonly labels?: { readonly set: Readonly<Record<string, string>>; readonly remove: readonly string[] };
       /** Upgrade the nodes to the control plane's Kubernetes version. */
@@ -128,9 +147,9 @@ export type Step =
     }
   | { readonly type: 'waitNodeGroup' }
   | { readonly type: 'accessEntry' }
-  | { readonly type: 'queue'; readonly create: boolean; readonly attributes: Readonly<Record<string, string>> }
-  | { readonly type: 'rule'; readonly name: string; readonly pattern: string; readonly putRule: boolean; readonly putTarget: boolean }
-  | { readonly type: 'oidcProvider' }
+  | { readonly type: 'queue'; readonly create: boolean; readonly attributes: Readonly<Record<string, string>>; readonly adopt?: boolean }
+  | { readonly type: 'rule'; readonly name: string; readonly pattern: string; readonly putRule: boolean; readonly putTarget: boolean; readonly adopt?: boolean }
+  | { readonly type: 'oidcProvider'; readonly adopt?: string }
   | { readonly type: 'addon' }
   | { readonly type: 'podIdentityAssociation'; readonly existingId?: string }
   | { readonly type: 'spotServiceLinkedRole' }

@@ -1,4 +1,4 @@
-import { MANAGED, type DesiredState } from './desired.js';
+import { MANAGED, MANAGED_BY, type DesiredState } from './desired.js';
 import type { Action, EndpointAccess, Observed, ObservedCluster, ObservedRole, Plan, Step, Trust } from './model.js';
 import {
   CONTROLLER_POLICY_NAME,
@@ -139,6 +139,29 @@ function act(resource: string, after: readonly string[], step: Step | null, reas
 export interface ApplyOptions {
   /** Detach managed and delete inline policies on our roles that this tool did not declare. */
   readonly pruneIam?: boolean;
+  /** Take over same-named resources that lack our ownership tags (tagging them), and switch the authentication mode. */
+  readonly adopt?: boolean;
+}
+
+/** Made by this tool for this cluster: the `managed-by` tag and the cluster tag. */
+export const owned = (d: Pick<DesiredState, 'clusterName'>, tags: Readonly<Record<string, string>>) =>
+  tags[MANAGED_BY.key] === MANAGED_BY.value && tags['karpenter-gitops/cluster'] === d.clusterName;
+
+const notOurs = (resource: string) =>
+  `${resource} exists but was not created by karpenter-gitops (no ${MANAGED_BY.key}=${MANAGED_BY.value} tag); pass --adopt to tag it and manage it`;
+
+/**
+ * Ownership gate for one existing resource: ours passes unchanged; someone else's is a
+ * blocker, or with --adopt gets the tags added to its step (a tag-only step if nothing else changes).
+ */
+function claim(action: Action, tags: Readonly<Record<string, string>> | undefined, tagOnly: Step, d: DesiredState, opts: ApplyOptions, blockers: string[]): Action {
+  if (tags === undefined || owned(d, tags)) return action;
+  if (!opts.adopt) {
+    blockers.push(notOurs(action.resource));
+    return action;
+  }
+  const reason = `${action.kind === 'noop' ? '' : `${action.reason}; `}adopt: add ${MANAGED_BY.key}=${MANAGED_BY.value} and the environment tags`;
+  return { ...action, kind: 'update', reason, step: { ...(action.step ?? tagOnly), adopt: true } as Step };
 }
 
 /** Plans `apply`: everything SPEC section 3 asks for, created or brought back in line. */
@@ -202,7 +225,8 @@ export function planApply(d: DesiredState, o: Observed, opts: ApplyOptions = {})
     const { step, reasons, warnings: roleWarnings } = roleStep(want, have, o.partition, opts.pruneIam);
     warnings.push(...roleWarnings);
     const after = want.name === controllerRole && d.identity === 'irsa' ? [R.cluster(d.clusterName)] : [];
-    actions.push(act(R.role(want.name), after, step, reasons, have !== null));
+    const tagOnly: Step = { type: 'role', name: want.name, create: false, attach: [], detach: [], deleteInline: [] };
+    actions.push(claim(act(R.role(want.name), after, step, reasons, have !== null), have?.tags, tagOnly, d, opts, blockers));
   }
 
   // Cluster.
@@ -216,7 +240,7 @@ export function planApply(d: DesiredState, o: Observed, opts: ApplyOptions = {})
     blockers.push(`cluster ${d.clusterName} is ${c.status}; apply cannot use it: wait for the deletion to finish, or delete it (npm run infra -- destroy --env ${d.env}) and apply again`);
     actions.push(act(cluster, [R.role(clusterRole)], null, [`cluster is ${c.status}`], true));
   } else {
-    actions.push(clusterAction(d, c, cluster, [R.role(clusterRole)], blockers));
+    actions.push(claim(clusterAction(d, c, cluster, [R.role(clusterRole)], blockers, warnings, opts), c.tags, { type: 'cluster', create: false }, d, opts, blockers));
   }
   // The cluster security group is the only one carrying the discovery tag.
   const sgId = c?.securityGroupId;
@@ -270,7 +294,7 @@ export function planApply(d: DesiredState, o: Observed, opts: ApplyOptions = {})
             ...(versionLag ? { version: d.kubernetesVersion } : {}),
           }
         : null;
-    actions.push(act(ngId, ngAfter, step, reasons.length > 0 ? reasons : [`${ng.status}, ${size} nodes`], true));
+    actions.push(claim(act(ngId, ngAfter, step, reasons.length > 0 ? reasons : [`${ng.status}, ${size} nodes`], true), ng.tags, { type: 'nodeGroup', create: false }, d, opts, blockers));
   }
 
   // Karpenter nodes join through an access entry for their role.
@@ -296,12 +320,19 @@ export function planApply(d: DesiredState, o: Observed, opts: ApplyOptions = {})
       ? ['queue does not exist']
       : Object.keys(changed).map((k) => (k === 'Policy' ? (q.attributes[k] ? 'queue policy differs' : 'queue policy missing') : `${k} is ${q.attributes[k] ?? 'unset'}, want ${attrs[k]}`));
   actions.push(
-    act(
-      queueId,
-      [],
-      qReasons.length > 0 ? { type: 'queue', create: q === null, attributes: q === null ? attrs : changed } : null,
-      qReasons.length > 0 ? qReasons : ['retention 300 s, SSE on, policy matches'],
-      q !== null,
+    claim(
+      act(
+        queueId,
+        [],
+        qReasons.length > 0 ? { type: 'queue', create: q === null, attributes: q === null ? attrs : changed } : null,
+        qReasons.length > 0 ? qReasons : ['retention 300 s, SSE on, policy matches'],
+        q !== null,
+      ),
+      q?.tags,
+      { type: 'queue', create: false, attributes: {} },
+      d,
+      opts,
+      blockers,
     ),
   );
   const qArn = queueArn(d, o);
@@ -316,15 +347,26 @@ export function planApply(d: DesiredState, o: Observed, opts: ApplyOptions = {})
         ? [`rule does not exist (${rule.detailType})`]
         : [...(putRule ? ['event pattern or state differs'] : []), ...(putTarget ? ['queue target missing'] : [])];
     actions.push(
-      act(R.rule(name), [queueId], putRule || putTarget ? { type: 'rule', name, pattern, putRule, putTarget } : null, reasons.length > 0 ? reasons : [`${rule.detailType} -> queue`], have !== null),
+      claim(
+        act(R.rule(name), [queueId], putRule || putTarget ? { type: 'rule', name, pattern, putRule, putTarget } : null, reasons.length > 0 ? reasons : [`${rule.detailType} -> queue`], have !== null),
+        have?.tags,
+        { type: 'rule', name, pattern, putRule: false, putTarget: false },
+        d,
+        opts,
+        blockers,
+      ),
     );
   });
 
   // Controller identity.
   if (d.identity === 'irsa') {
-    actions.push(
-      act(R.oidc(d.clusterName), [cluster], o.oidcProviderArn ? null : { type: 'oidcProvider' }, [o.oidcProviderArn ? 'OIDC provider exists' : 'OIDC provider for the cluster issuer does not exist'], o.oidcProviderArn !== null),
-    );
+    const arn = o.oidcProviderArn;
+    const oidc = act(R.oidc(d.clusterName), [cluster], arn ? null : { type: 'oidcProvider' }, [arn ? 'OIDC provider exists' : 'OIDC provider for the cluster issuer does not exist'], arn !== null);
+    if (arn === null || owned(d, o.oidcProviderTags)) actions.push(oidc);
+    else if (!opts.adopt) {
+      blockers.push(notOurs(oidc.resource));
+      actions.push(oidc);
+    } else actions.push({ ...oidc, kind: 'update', reason: `adopt: add ${MANAGED_BY.key}=${MANAGED_BY.value} and the environment tags`, step: { type: 'oidcProvider', adopt: arn } });
   } else {
     actions.push(act(R.addon, [cluster], o.addon ? null : { type: 'addon' }, [o.addon ? 'add-on installed' : 'eks-pod-identity-agent add-on not installed'], o.addon));
     const ctrlArn = roleArn(o, controllerRole);
@@ -383,11 +425,24 @@ export function planDestroy(d: DesiredState, o: Observed, opts: DestroyOptions):
   }
   const del = (resource: string, after: readonly string[], step: Step | null, what: string) =>
     actions.push(step === null ? { kind: 'noop', resource, reason: `${what} already gone`, after } : { kind: 'delete', resource, reason: `${what} exists`, after, step });
+  // Named resources without our tags are someone else's: never deleted, listed.
+  const foreign: string[] = [];
+  const ours = (resource: string, tags: Readonly<Record<string, string>> | undefined) => {
+    if (tags === undefined || owned(d, tags)) return true;
+    foreign.push(resource);
+    return false;
+  };
+  const keep = (resource: string, after: readonly string[]) => actions.push({ kind: 'noop', resource, reason: 'not created by karpenter-gitops, left in place', after });
+  const delOwned = (resource: string, tags: Readonly<Record<string, string>> | undefined, after: readonly string[], step: Step | null, what: string) =>
+    ours(resource, tags) ? del(resource, after, step, what) : keep(resource, after);
+  // Inside someone else's cluster we remove nothing of theirs (add-on, access entry, node group).
+  const clusterOurs = o.cluster === null || owned(d, o.cluster.tags);
 
   const ctrl = d.names.controllerRole;
   const cut = R.controllerPolicy(ctrl);
   const pia = R.podIdentity(d.namespace, d.serviceAccount);
-  del(cut, [], o.roles[ctrl]?.inline[CONTROLLER_POLICY_NAME] !== undefined ? { type: 'cutController', role: ctrl, policy: CONTROLLER_POLICY_NAME } : null, `controller policy ${CONTROLLER_POLICY_NAME}`);
+  const ctrlRole = o.roles[ctrl];
+  del(cut, [], ctrlRole && owned(d, ctrlRole.tags) && ctrlRole.inline[CONTROLLER_POLICY_NAME] !== undefined ? { type: 'cutController', role: ctrl, policy: CONTROLLER_POLICY_NAME } : null, `controller policy ${CONTROLLER_POLICY_NAME}`);
   del(pia, [], o.podIdentityAssociation ? { type: 'deletePodIdentityAssociation', id: o.podIdentityAssociation.id } : null, 'pod identity association');
   const cutOff = [cut, pia];
   del(R.instances, cutOff, live.length > 0 ? { type: 'terminateInstances', ids: live.map((i) => i.id) } : null, 'Karpenter instances');
@@ -396,21 +451,21 @@ export function planDestroy(d: DesiredState, o: Observed, opts: DestroyOptions):
   const karpenterGone = [R.instances, R.launchTemplates, R.instanceProfiles];
 
   // Things inside the cluster go before it; the interruption path goes after the nodes.
-  del(R.addon, [pia], o.addon ? { type: 'deleteAddon' } : null, 'eks-pod-identity-agent add-on');
-  del(R.accessEntry(d.names.nodeRole), karpenterGone, o.accessEntry ? { type: 'deleteAccessEntry' } : null, 'node role access entry');
+  del(R.addon, [pia], o.addon && clusterOurs ? { type: 'deleteAddon' } : null, 'eks-pod-identity-agent add-on');
+  del(R.accessEntry(d.names.nodeRole), karpenterGone, o.accessEntry && clusterOurs ? { type: 'deleteAccessEntry' } : null, 'node role access entry');
   d.names.rules.forEach((name) => {
     const r = o.rules[name];
-    del(R.rule(name), karpenterGone, r ? { type: 'deleteRule', name, targetIds: r.targets.map((t) => t.id) } : null, `rule ${name}`);
+    delOwned(R.rule(name), r?.tags, karpenterGone, r ? { type: 'deleteRule', name, targetIds: r.targets.map((t) => t.id) } : null, `rule ${name}`);
   });
   const ngId = R.nodeGroup(d.clusterName, d.systemNodeGroup.name);
-  del(ngId, karpenterGone, o.nodeGroup ? { type: 'deleteNodeGroup' } : null, 'system node group');
+  delOwned(ngId, o.nodeGroup?.tags, karpenterGone, o.nodeGroup ? { type: 'deleteNodeGroup' } : null, 'system node group');
   // EKS deletes the cluster security group with the cluster: untag it while it still exists.
   del(R.sgTag, cutOff, o.taggedSecurityGroups.length > 0 ? { type: 'tagSecurityGroups', add: null, remove: o.taggedSecurityGroups } : null, `discovery tag on security groups${o.taggedSecurityGroups.length ? ` ${o.taggedSecurityGroups.join(', ')}` : ''}`);
-  del(cluster, [ngId, R.addon, pia, R.accessEntry(d.names.nodeRole), R.sgTag], o.cluster ? { type: 'deleteCluster' } : null, 'cluster');
+  delOwned(cluster, o.cluster?.tags, [ngId, R.addon, pia, R.accessEntry(d.names.nodeRole), R.sgTag], o.cluster ? { type: 'deleteCluster' } : null, 'cluster');
   // Always planned when anything is deleted: what Karpenter launched during the teardown is unknown until the cluster is gone.
   actions.push({ kind: 'delete', resource: R.sweep, reason: 'after the cluster is gone: Karpenter instances, launch templates and instance profiles that appeared meanwhile', after: [cluster, ...karpenterGone], step: { type: 'sweepKarpenter' } });
-  del(R.oidc(d.clusterName), [cluster], o.oidcProviderArn ? { type: 'deleteOidcProvider', arn: o.oidcProviderArn } : null, 'OIDC provider');
-  del(R.queue(d.names.queue), d.names.rules.map(R.rule), o.queue ? { type: 'deleteQueue', url: o.queue.url } : null, 'interruption queue');
+  delOwned(R.oidc(d.clusterName), o.oidcProviderArn ? o.oidcProviderTags : undefined, [cluster], o.oidcProviderArn ? { type: 'deleteOidcProvider', arn: o.oidcProviderArn } : null, 'OIDC provider');
+  delOwned(R.queue(d.names.queue), o.queue?.tags, d.names.rules.map(R.rule), o.queue ? { type: 'deleteQueue', url: o.queue.url } : null, 'interruption queue');
   const roleAfter: Record<string, readonly string[]> = {
     [d.names.clusterRole]: [cluster],
     [d.names.systemNodeRole]: [ngId],
@@ -419,14 +474,15 @@ export function planDestroy(d: DesiredState, o: Observed, opts: DestroyOptions):
   };
   for (const [name, after] of Object.entries(roleAfter)) {
     const r = o.roles[name];
-    del(R.role(name), after, r ? { type: 'deleteRole', name, attached: r.attached, inline: Object.keys(r.inline) } : null, `role ${name}`);
+    delOwned(R.role(name), r?.tags, after, r ? { type: 'deleteRole', name, attached: r.attached, inline: Object.keys(r.inline) } : null, `role ${name}`);
   }
   const subnetTagged = d.privateSubnetIds.filter((id) => o.subnets[id]?.tagged).concat(o.strayTaggedSubnets);
   del(R.subnetTags, [cluster], subnetTagged.length > 0 ? { type: 'tagSubnets', add: [], remove: subnetTagged } : null, `discovery tag on subnets${subnetTagged.length ? ` ${subnetTagged.join(', ')}` : ''}`);
-  // Nothing else to delete: the sweep alone is no reason to run.
-  if (actions.every((a) => a.kind === 'noop' || a.resource === R.sweep)) {
+  // Nothing else to delete (or a cluster that is not ours, whose Karpenter we leave alone): the sweep alone is no reason to run.
+  if (!clusterOurs || actions.every((a) => a.kind === 'noop' || a.resource === R.sweep)) {
     const i = actions.findIndex((a) => a.resource === R.sweep);
-    actions[i] = { kind: 'noop', resource: R.sweep, reason: 'nothing to sweep: no cluster, no Karpenter resources', after: actions[i]!.after };
+    const reason = clusterOurs ? 'nothing to sweep: no cluster, no Karpenter resources' : 'the cluster is not ours and stays: its Karpenter resources are left alone';
+    actions[i] = { kind: 'noop', resource: R.sweep, reason, after: actions[i]!.after };
   }
 
   return {
@@ -439,8 +495,11 @@ export function planDestroy(d: DesiredState, o: Observed, opts: DestroyOptions):
     names: knownNames(d),
     actions,
     blockers,
-    // Account-wide and shared with every Spot user of the account: never ours to delete.
-    warnings: ['the EC2 Spot service-linked role is account-wide and is kept'],
+    warnings: [
+      // Account-wide and shared with every Spot user of the account: never ours to delete.
+      'the EC2 Spot service-linked role is account-wide and is kept',
+      ...(foreign.length > 0 ? [`not created by karpenter-gitops, left in place: ${foreign.join(', ')}`] : []),
+    ],
   };
 }
 
@@ -448,7 +507,7 @@ export function planDestroy(d: DesiredState, o: Observed, opts: DestroyOptions):
 const BUSY = ['CREATING', 'UPDATING'];
 
 /** An ACTIVE cluster against the config: version (one minor at a time, never down), authentication mode, endpoint access. */
-function clusterAction(d: DesiredState, c: ObservedCluster, resource: string, after: readonly string[], blockers: string[]): Action {
+function clusterAction(d: DesiredState, c: ObservedCluster, resource: string, after: readonly string[], blockers: string[], warnings: string[], opts: ApplyOptions): Action {
   const reasons: string[] = [];
   const gap = compareMinor(d.kubernetesVersion, c.version);
   if (gap < 0) blockers.push(`cluster.kubernetesVersion: cluster runs ${c.version}, config says ${d.kubernetesVersion}; EKS cannot downgrade`);
@@ -456,8 +515,15 @@ function clusterAction(d: DesiredState, c: ObservedCluster, resource: string, af
     const next = `1.${Number(c.version.split('.')[1]) + 1}`;
     blockers.push(`cluster.kubernetesVersion: cluster runs ${c.version}, config says ${d.kubernetesVersion}; EKS upgrades one minor version at a time: set ${next}, apply, then go on`);
   } else if (gap === 1) reasons.push(`version ${c.version}, want ${d.kubernetesVersion}`);
-  const authDrift = c.authenticationMode !== undefined && c.authenticationMode !== 'API';
-  if (authDrift) reasons.push(`authentication mode ${c.authenticationMode}, want API`);
+  // Switching modes changes who can reach the cluster (aws-auth stops counting): only when asked.
+  const authDrift = c.authenticationMode !== undefined && c.authenticationMode !== 'API' && opts.adopt === true;
+  if (c.authenticationMode === 'CONFIG_MAP' && !opts.adopt) {
+    blockers.push(`cluster ${d.clusterName} uses authentication mode CONFIG_MAP; Karpenter's access entry needs API, and apply switches it only with --adopt`);
+  }
+  if (c.authenticationMode === 'API_AND_CONFIG_MAP' && !opts.adopt) warnings.push(`cluster ${d.clusterName} uses authentication mode API_AND_CONFIG_MAP, left as is; --adopt switches it to API`);
+  // EKS moves one step at a time: CONFIG_MAP -> API_AND_CONFIG_MAP -> API.
+  const nextMode = c.authenticationMode === 'CONFIG_MAP' ? ('API_AND_CONFIG_MAP' as const) : ('API' as const);
+  if (authDrift) reasons.push(`authentication mode ${c.authenticationMode}, want API (now ${nextMode})`);
   const want: EndpointAccess = { public: d.publicAccessCidrs.length > 0, private: true, publicAccessCidrs: d.publicAccessCidrs };
   const endpointReasons = [
     ...(c.endpointPublicAccess !== undefined && c.endpointPublicAccess !== want.public ? [`public endpoint ${onOff(c.endpointPublicAccess)}, want ${onOff(want.public)}`] : []),
@@ -475,7 +541,7 @@ function clusterAction(d: DesiredState, c: ObservedCluster, resource: string, af
       type: 'cluster',
       create: false,
       ...(gap === 1 ? { version: d.kubernetesVersion } : {}),
-      ...(authDrift ? { authenticationMode: 'API' as const } : {}),
+      ...(authDrift ? { authenticationMode: nextMode } : {}),
       ...(endpointReasons.length > 0 ? { endpoint: want } : {}),
     },
     reasons,

@@ -6,6 +6,7 @@ import { EventBridgeClient, ListRulesCommand, ListTargetsByRuleCommand } from '@
 import {
   AddRoleToInstanceProfileCommand,
   AttachRolePolicyCommand,
+  CreateRoleCommand,
   CreateInstanceProfileCommand,
   GetRoleCommand,
   GetRolePolicyCommand,
@@ -16,7 +17,7 @@ import {
   ListRolesCommand,
 } from '@aws-sdk/client-iam';
 import type { ServiceInputTypes, ServiceOutputTypes } from '@aws-sdk/client-sqs';
-import { GetQueueAttributesCommand, GetQueueUrlCommand, ListQueuesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { GetQueueAttributesCommand, GetQueueUrlCommand, ListQueuesCommand, SQSClient, UntagQueueCommand } from '@aws-sdk/client-sqs';
 import type { FinalizeRequestMiddleware } from '@smithy/types';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { OUTPUT_KEYS, readOutputs } from '../../config/outputs.js';
@@ -280,6 +281,37 @@ describe('resilience (moto)', () => {
     expect(attempts).toBe(3);
     expect(res.stdout).toMatch(new RegExp(`  CreateCluster ${CLUSTER}: IAM has not propagated the role yet \\(Role with arn: .* could not be assumed .*\\); retry 2 in \\d+\\.\\d s`));
     expect((await new EKSClient(cfg()).send(new DescribeClusterCommand({ name: CLUSTER }))).cluster?.status).toBe('ACTIVE');
+  });
+});
+
+describe('ownership tags (moto)', () => {
+  it('GIVEN a same-named role someone else made WHEN applied THEN apply refuses; with --adopt it is tagged and managed; destroy then deletes it', async () => {
+    const iam = new IAMClient(cfg());
+    const role = `KarpenterNodeRole-${CLUSTER}`;
+    await iam.send(new CreateRoleCommand({ RoleName: role, AssumeRolePolicyDocument: JSON.stringify({ Version: '2012-10-17', Statement: [] }) }));
+    const refused = await infra(world, 'apply');
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toContain(`refused: iam:role/${role} exists but was not created by karpenter-gitops (no managed-by=karpenter-gitops tag); pass --adopt to tag it and manage it`);
+    expect(refused.mutatingCalls).toEqual([]);
+
+    const adopted = await infra(world, 'apply', { extraArgs: ['--adopt'] });
+    expect(adopted.stderr).toBe('');
+    expect(adopted.code).toBe(0);
+    const tags = Object.fromEntries((await iam.send(new GetRoleCommand({ RoleName: role }))).Role!.Tags!.map((t) => [t.Key, t.Value]));
+    expect(tags).toEqual({ 'managed-by': 'karpenter-gitops', 'karpenter-gitops/environment': 'test', 'karpenter-gitops/cluster': CLUSTER });
+    expect((await infra(world, 'apply')).mutatingCalls).toEqual([]);
+  });
+
+  it('GIVEN a same-named queue someone else made WHEN destroy runs THEN it is left in place and listed', async () => {
+    await infra(world, 'apply');
+    const sqs = new SQSClient(cfg());
+    const url = (await sqs.send(new GetQueueUrlCommand({ QueueName: CLUSTER }))).QueueUrl!;
+    await sqs.send(new UntagQueueCommand({ QueueUrl: url, TagKeys: ['managed-by'] }));
+    const res = await infra(world, 'destroy', { extraArgs: ['--yes'] });
+    expect(res.code).toBe(0);
+    expect(res.stdout).toContain(`warning: not created by karpenter-gitops, left in place: sqs:queue/${CLUSTER}`);
+    expect(res.mutatingCalls).not.toContain('DeleteQueue');
+    expect((await sqs.send(new ListQueuesCommand({}))).QueueUrls).toEqual([url]);
   });
 });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseEnvironment } from '../../config/environment.js';
-import { MANAGED, desiredFrom, type DesiredState } from '../../infra/desired.js';
+import { MANAGED, desiredFrom, ownerTags, type DesiredState } from '../../infra/desired.js';
 import type { Observed } from '../../infra/model.js';
 import { CONTROLLER_POLICY_NAME, RULE_TARGET_ID, podIdentityTrust, serviceTrust } from '../../infra/policies.js';
 import { R, controllerPolicyFor, desiredQueueAttributes, managedArn, planApply, planDestroy, queueArn, renderPlan } from '../../infra/plan.js';
@@ -34,6 +34,7 @@ function empty(): Observed {
     queue: null,
     rules: {},
     oidcProviderArn: null,
+    oidcProviderTags: {},
     addon: false,
     podIdentityAssociation: null,
     spotServiceLinkedRole: false,
@@ -48,7 +49,9 @@ function converged(): Observed {
     trust: JSON.stringify(trust),
     attached: managed.map((m) => managedArn('aws', m)),
     inline,
+    tags: ours,
   });
+  const ours = ownerTags(desired);
   const e = empty();
   return {
     ...e,
@@ -60,10 +63,10 @@ function converged(): Observed {
       [desired.names.nodeRole]: role(serviceTrust('ec2.amazonaws.com'), MANAGED.karpenterNode),
       [desired.names.controllerRole]: role(podIdentityTrust(), [], { [CONTROLLER_POLICY_NAME]: controllerPolicyFor(desired, acct) }),
     },
-    cluster: { status: 'ACTIVE', version: '1.36', securityGroupId: 'sg-0aaaaaaaaaaaaaaaa', authenticationMode: 'API', issuer: 'https://oidc.eks.us-east-1.amazonaws.com/id/ABC' },
-    nodeGroup: { status: 'ACTIVE', min: 2, max: 2, desired: 2, labels: { 'node-role': 'system' } },
+    cluster: { status: 'ACTIVE', version: '1.36', securityGroupId: 'sg-0aaaaaaaaaaaaaaaa', authenticationMode: 'API', issuer: 'https://oidc.eks.us-east-1.amazonaws.com/id/ABC', tags: ours },
+    nodeGroup: { status: 'ACTIVE', min: 2, max: 2, desired: 2, labels: { 'node-role': 'system' }, tags: ours },
     accessEntry: true,
-    queue: { url: 'https://sqs/demo', arn: queueArn(desired, acct), attributes: { ...desiredQueueAttributes(desired, acct), QueueArn: queueArn(desired, acct) } },
+    queue: { url: 'https://sqs/demo', arn: queueArn(desired, acct), attributes: { ...desiredQueueAttributes(desired, acct), QueueArn: queueArn(desired, acct) }, tags: ours },
     rules: Object.fromEntries(
       desired.names.rules.map((n, i) => [
         n,
@@ -71,6 +74,7 @@ function converged(): Observed {
           pattern: JSON.stringify({ source: [i === 0 ? 'aws.health' : 'aws.ec2'], 'detail-type': [['AWS Health Event', 'EC2 Spot Instance Interruption Warning', 'EC2 Instance Rebalance Recommendation', 'EC2 Instance State-change Notification', 'EC2 Capacity Reservation Instance Interruption Warning'][i]] }),
           state: 'ENABLED',
           targets: [{ id: RULE_TARGET_ID, arn: queueArn(desired, acct) }],
+          tags: ours,
         },
       ]),
     ),
@@ -259,6 +263,57 @@ describe('planApply: cluster state, version and endpoint', () => {
   it('GIVEN the endpoint matches WHEN planned THEN the cluster is unchanged', () => {
     const o = withCluster({ endpointPublicAccess: false, endpointPrivateAccess: true, publicAccessCidrs: ['0.0.0.0/0'] });
     expect(action(o, R.cluster('demo'), { ...desired, publicAccessCidrs: [] }).kind).toBe('noop');
+  });
+});
+
+describe('ownership', () => {
+  const untagged = (): Observed => {
+    const o = converged();
+    return { ...o, roles: { ...o.roles, [desired.names.nodeRole]: { ...o.roles[desired.names.nodeRole]!, tags: {} } }, queue: { ...o.queue!, tags: { team: 'x' } } };
+  };
+
+  it('GIVEN a same-named role and queue without our tags WHEN planned THEN apply refuses each with the exact message', () => {
+    expect(planApply(desired, untagged()).blockers).toEqual([
+      'iam:role/KarpenterNodeRole-demo exists but was not created by karpenter-gitops (no managed-by=karpenter-gitops tag); pass --adopt to tag it and manage it',
+      'sqs:queue/demo exists but was not created by karpenter-gitops (no managed-by=karpenter-gitops tag); pass --adopt to tag it and manage it',
+    ]);
+  });
+
+  it('GIVEN the same WHEN planned with --adopt THEN each gets a tag-only update and nothing is refused', () => {
+    const plan = planApply(desired, untagged(), { adopt: true });
+    expect(plan.blockers).toEqual([]);
+    expect(plan.actions.filter((a) => a.kind !== 'noop')).toEqual([
+      {
+        kind: 'update',
+        resource: R.role('KarpenterNodeRole-demo'),
+        reason: 'adopt: add managed-by=karpenter-gitops and the environment tags',
+        after: [],
+        step: { type: 'role', name: 'KarpenterNodeRole-demo', create: false, attach: [], detach: [], deleteInline: [], adopt: true },
+      },
+      { kind: 'update', resource: R.queue('demo'), reason: 'adopt: add managed-by=karpenter-gitops and the environment tags', after: [], step: { type: 'queue', create: false, attributes: {}, adopt: true } },
+    ]);
+  });
+
+  it('GIVEN a cluster in CONFIG_MAP mode WHEN planned THEN apply refuses to switch it without --adopt, and with it moves one step to API_AND_CONFIG_MAP', () => {
+    const o = { ...converged(), cluster: { ...converged().cluster!, authenticationMode: 'CONFIG_MAP' } };
+    expect(planApply(desired, o).blockers).toEqual(["cluster demo uses authentication mode CONFIG_MAP; Karpenter's access entry needs API, and apply switches it only with --adopt"]);
+    expect(planApply(desired, o, { adopt: true }).actions.find((a) => a.resource === R.cluster('demo'))).toMatchObject({
+      kind: 'update',
+      reason: 'authentication mode CONFIG_MAP, want API (now API_AND_CONFIG_MAP)',
+      step: { authenticationMode: 'API_AND_CONFIG_MAP' },
+    });
+  });
+
+  it('GIVEN an untagged cluster and queue WHEN destroy is planned THEN they, and what lives in the cluster, are left in place and listed', () => {
+    const o = converged();
+    const plan = planDestroy(desired, { ...o, cluster: { ...o.cluster!, tags: {} }, queue: { ...o.queue!, tags: {} } }, { terminateKarpenterInstances: false });
+    const a = (r: string) => plan.actions.find((x) => x.resource === r)!;
+    expect(a(R.cluster('demo'))).toEqual({ kind: 'noop', resource: R.cluster('demo'), reason: 'not created by karpenter-gitops, left in place', after: expect.any(Array) });
+    expect(a(R.queue('demo')).kind).toBe('noop');
+    expect(a(R.addon).kind).toBe('noop');
+    expect(a(R.accessEntry('KarpenterNodeRole-demo')).kind).toBe('noop');
+    expect(a(R.sweep).reason).toBe('the cluster is not ours and stays: its Karpenter resources are left alone');
+    expect(plan.warnings).toEqual(['the EC2 Spot service-linked role is account-wide and is kept', 'not created by karpenter-gitops, left in place: eks:cluster/demo, sqs:queue/demo']);
   });
 });
 
