@@ -223,7 +223,7 @@ async function runStep(ctx: ApplyContext, action: Action, step: Step): Promise<v
               scalingConfig: { minSize: ng.size, desiredSize: ng.size, maxSize: ng.size },
               labels: { ...ng.labels },
               tags: owner,
-              amiType: 'AL2023_x86_64_STANDARD',
+              amiType: step.amiType ?? 'AL2023_x86_64_STANDARD',
             }),
           )),
         );

@@ -26,7 +26,6 @@ options:
   --profile <name>                AWS profile (default: the SDK's standard credential chain)
   --region <region>               overrides cluster.region
   --endpoint-url <url>            send every AWS call to an emulator such as moto
-  --identity <podIdentity|irsa>   overrides cluster.identity
   --json                          plan: print the plan as JSON
   --yes                           destroy: do not ask for confirmation
   --terminate-karpenter-instances destroy: terminate Karpenter's instances instead of refusing
@@ -97,8 +96,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<CliRes
     io.err(`--env is required: the name of a file in ${values['environments-dir']}/ without .yaml`);
     return { code: 2, mutatingCalls: [] };
   }
-  if (values.identity !== undefined && values.identity !== 'podIdentity' && values.identity !== 'irsa') {
-    io.err(`--identity must be one of podIdentity, irsa, got "${values.identity}"`);
+  if (values.identity !== undefined) {
+    // The charts read cluster.identity from the file: an override here would leave the controller without credentials.
+    io.err('--identity is no longer accepted: set cluster.identity in the environment file (the charts read it from there too)');
     return { code: 2, mutatingCalls: [] };
   }
 
@@ -106,7 +106,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<CliRes
   try {
     desired = loadDesired(
       values.env,
-      { ...(values.identity ? { identity: values.identity as 'podIdentity' | 'irsa' } : {}), ...(values.region ? { region: values.region } : {}) },
+      values.region ? { region: values.region } : {},
       values['environments-dir'],
     );
   } catch (err) {

@@ -54,8 +54,6 @@ export const ownerTags = (d: Pick<DesiredState, 'env' | 'clusterName'>): Record<
 });
 
 export interface DesiredOptions {
-  /** `--identity` on the command line wins over the file. */
-  readonly identity?: 'podIdentity' | 'irsa';
   /** `--region` on the command line wins over the file. */
   readonly region?: string;
 }
@@ -71,7 +69,7 @@ export function desiredFrom(loaded: LoadedEnvironment, opts: DesiredOptions = {}
     vpcId: cluster.vpcId,
     privateSubnetIds: cluster.privateSubnetIds,
     publicAccessCidrs: cluster.publicAccessCidrs,
-    identity: opts.identity ?? cluster.identity,
+    identity: cluster.identity,
     chartVersion: karpenter.chartVersion,
     namespace: karpenter.namespace,
     serviceAccount: 'karpenter',

@@ -142,6 +142,8 @@ export type Step =
 
       readonly size?: number;
       readonly labels?: { readonly set: Readonly<Record<string, string>>; readonly remove: readonly string[] };
+      /** On create: from the instance types' architecture. */
+      readonly amiType?: 'AL2023_x86_64_STANDARD' | 'AL2023_ARM_64_STANDARD';
       /** Upgrade the nodes to the control plane's Kubernetes version. */
       readonly version?: string;
     }

@@ -224,7 +224,8 @@ export function planApply(d: DesiredState, o: Observed, opts: ApplyOptions = {})
     const have = o.roles[want.name] ?? null;
     const { step, reasons, warnings: roleWarnings } = roleStep(want, have, o.partition, opts.pruneIam);
     warnings.push(...roleWarnings);
-    const after = want.name === controllerRole && d.identity === 'irsa' ? [R.cluster(d.clusterName)] : [];
+    // IAM rejects a trust policy naming an OIDC provider that does not exist yet.
+    const after = want.name === controllerRole && d.identity === 'irsa' ? [R.cluster(d.clusterName), R.oidc(d.clusterName)] : [];
     const tagOnly: Step = { type: 'role', name: want.name, create: false, attach: [], detach: [], deleteInline: [] };
     actions.push(claim(act(R.role(want.name), after, step, reasons, have !== null), have?.tags, tagOnly, d, opts, blockers));
   }
@@ -265,8 +266,15 @@ export function planApply(d: DesiredState, o: Observed, opts: ApplyOptions = {})
   const ng = o.nodeGroup;
   const ngId = R.nodeGroup(d.clusterName, d.systemNodeGroup.name);
   const ngAfter = [cluster, R.role(systemRole)];
+  const arch = architectures(d.systemNodeGroup.instanceTypes);
+  if (arch.size > 1) {
+    blockers.push(
+      `cluster.systemNodeGroup.instanceTypes: must all be one architecture, got ${d.systemNodeGroup.instanceTypes.map((t) => `${t} (${architectureOf(t)})`).join(', ')}`,
+    );
+  }
+  const amiType = arch.has('arm64') ? 'AL2023_ARM_64_STANDARD' : 'AL2023_x86_64_STANDARD';
   if (ng === null) {
-    actions.push(act(ngId, ngAfter, { type: 'nodeGroup', create: true }, [`node group does not exist (${d.systemNodeGroup.size} x ${d.systemNodeGroup.instanceTypes.join('/')})`], false));
+    actions.push(act(ngId, ngAfter, { type: 'nodeGroup', create: true, amiType }, [`node group does not exist (${d.systemNodeGroup.size} x ${d.systemNodeGroup.instanceTypes.join('/')})`], false));
   } else if (BUSY.includes(ng.status)) {
     actions.push({ kind: 'wait', resource: ngId, reason: `node group is ${ng.status}: waiting`, after: ngAfter, step: { type: 'waitNodeGroup' } });
   } else if (['CREATE_FAILED', 'DELETE_FAILED', 'DELETING'].includes(ng.status)) {
@@ -502,6 +510,10 @@ export function planDestroy(d: DesiredState, o: Observed, opts: DestroyOptions):
     ],
   };
 }
+
+/** Graviton families carry a `g` right after the generation digit: t4g, m7g, c7gn, r6gd, x2gd, im4gn. */
+export const architectureOf = (instanceType: string): 'arm64' | 'x86_64' => (/^[a-z]+\d+g[a-z]*$/.test(instanceType.split('.')[0] ?? '') ? 'arm64' : 'x86_64');
+const architectures = (types: readonly string[]) => new Set(types.map(architectureOf));
 
 /** Statuses that end by themselves: wait for them instead of acting. */
 const BUSY = ['CREATING', 'UPDATING'];

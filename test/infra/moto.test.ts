@@ -409,8 +409,15 @@ describe('destroy sweeps what Karpenter launched during the teardown (moto)', ()
 });
 
 describe('IRSA (moto)', () => {
-  it('GIVEN --identity irsa WHEN applied THEN an OIDC provider for the cluster issuer exists and the controller trusts only its service account', async () => {
-    const res = await infra(world, 'apply', { extraArgs: ['--identity', 'irsa'] });
+  it('GIVEN --identity on the command line WHEN run THEN it is refused: the file is the one source the charts also read', async () => {
+    const res = await infra(world, 'plan', { extraArgs: ['--identity', 'irsa'] });
+    expect(res.code).toBe(2);
+    expect(res.stderr).toBe('--identity is no longer accepted: set cluster.identity in the environment file (the charts read it from there too)');
+  });
+
+  it('GIVEN cluster.identity irsa WHEN applied THEN an OIDC provider for the cluster issuer exists and the controller trusts only its service account', async () => {
+    world = await makeWorld(moto.endpoint, 'irsa');
+    const res = await infra(world, 'apply');
     expect(res.stderr).toBe('');
     expect(res.code).toBe(0);
     const issuer = (await new EKSClient(cfg()).send(new DescribeClusterCommand({ name: CLUSTER }))).cluster!.identity!.oidc!.issuer!.replace('https://', '');
@@ -420,7 +427,7 @@ describe('IRSA (moto)', () => {
     const trust = JSON.parse(decodeURIComponent((await iam.send(new GetRoleCommand({ RoleName: `KarpenterController-${CLUSTER}` }))).Role!.AssumeRolePolicyDocument!));
     expect(trust.Statement[0].Condition).toEqual({ StringEquals: { [`${issuer}:sub`]: 'system:serviceaccount:kube-system:karpenter', [`${issuer}:aud`]: 'sts.amazonaws.com' } });
     expect(world.standIn.associations.size).toBe(0);
-    const again = await infra(world, 'apply', { extraArgs: ['--identity', 'irsa'] });
+    const again = await infra(world, 'apply');
     expect(again.mutatingCalls).toEqual([]);
   });
 });

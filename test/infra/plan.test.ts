@@ -187,7 +187,7 @@ describe('planApply', () => {
     const irsa = { ...desired, identity: 'irsa' as const };
     const plan = planApply(irsa, empty());
     const ctrl = plan.actions.find((a) => a.resource === R.role('KarpenterController-demo'))!;
-    expect(ctrl.after).toEqual([R.cluster('demo')]);
+    expect(ctrl.after).toEqual([R.cluster('demo'), R.oidc('demo')]);
     expect(ctrl.step).toMatchObject({ trust: { irsa: { namespace: 'kube-system', serviceAccount: 'karpenter' } } });
     expect(kinds(empty())[R.oidc('demo')]).toBeUndefined();
     expect(plan.actions.find((a) => a.resource === R.oidc('demo'))?.kind).toBe('create');
@@ -314,6 +314,22 @@ describe('ownership', () => {
     expect(a(R.accessEntry('KarpenterNodeRole-demo')).kind).toBe('noop');
     expect(a(R.sweep).reason).toBe('the cluster is not ours and stays: its Karpenter resources are left alone');
     expect(plan.warnings).toEqual(['the EC2 Spot service-linked role is account-wide and is kept', 'not created by karpenter-gitops, left in place: eks:cluster/demo, sqs:queue/demo']);
+  });
+});
+
+describe('system node group architecture', () => {
+  const withTypes = (types: string[]) => ({ ...desired, systemNodeGroup: { ...desired.systemNodeGroup, instanceTypes: types } });
+  const ngStep = (d: DesiredState) => planApply(d, empty()).actions.find((a) => a.resource === R.nodeGroup('demo', 'system'))!.step;
+
+  it('GIVEN Graviton instance types WHEN planned THEN the node group uses the ARM AMI; x86 types keep the x86 AMI', () => {
+    expect(ngStep(withTypes(['m7g.large', 'c7gn.large', 't4g.medium']))).toMatchObject({ amiType: 'AL2023_ARM_64_STANDARD' });
+    expect(ngStep(withTypes(['t3.medium', 'g5.xlarge', 'm5dn.large']))).toMatchObject({ amiType: 'AL2023_x86_64_STANDARD' });
+  });
+
+  it('GIVEN mixed architectures WHEN planned THEN apply is refused naming each type', () => {
+    expect(planApply(withTypes(['t3.medium', 't4g.medium']), empty()).blockers).toEqual([
+      'cluster.systemNodeGroup.instanceTypes: must all be one architecture, got t3.medium (x86_64), t4g.medium (arm64)',
+    ]);
   });
 });
 
