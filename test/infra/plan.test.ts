@@ -131,10 +131,15 @@ describe('planApply', () => {
     expect(action.step).toMatchObject({ type: 'role', create: false, putInline: { name: CONTROLLER_POLICY_NAME, document: controllerPolicyFor(desired, acct) } });
   });
 
-  it('GIVEN a team attached AmazonEBSCSIDriverPolicy and an inline policy to the node role WHEN planned THEN both stay, with a warning, and nothing changes', () => {
+  /** A team attached AmazonEBSCSIDriverPolicy and an inline policy of its own to the node role. */
+  const withForeignPolicies = (): Observed => {
     const o = converged();
     const node = o.roles[desired.names.nodeRole]!;
-    const extra = { ...o, roles: { ...o.roles, [desired.names.nodeRole]: { ...node, attached: [...node.attached, managedArn('aws', 'AmazonEBSCSIDriverPolicy')], inline: { 'team-s3': '{}' } } } };
+    return { ...o, roles: { ...o.roles, [desired.names.nodeRole]: { ...node, attached: [...node.attached, managedArn('aws', 'AmazonEBSCSIDriverPolicy')], inline: { 'team-s3': '{}' } } } };
+  };
+
+  it('GIVEN a team attached AmazonEBSCSIDriverPolicy and an inline policy to the node role WHEN planned THEN both stay, with a warning, and nothing changes', () => {
+    const extra = withForeignPolicies();
     const plan = planApply(desired, extra);
     expect(plan.actions.filter((a) => a.kind !== 'noop')).toEqual([]);
     expect(plan.warnings).toEqual([
@@ -144,9 +149,7 @@ describe('planApply', () => {
   });
 
   it('GIVEN foreign policies on the node role WHEN planned with --prune-iam THEN they are detached and deleted', () => {
-    const o = converged();
-    const node = o.roles[desired.names.nodeRole]!;
-    const extra = { ...o, roles: { ...o.roles, [desired.names.nodeRole]: { ...node, attached: [...node.attached, managedArn('aws', 'AmazonEBSCSIDriverPolicy')], inline: { 'team-s3': '{}' } } } };
+    const extra = withForeignPolicies();
     const plan = planApply(desired, extra, { pruneIam: true });
     expect(plan.warnings).toEqual([]);
     expect(plan.actions.filter((a) => a.kind !== 'noop')).toEqual([
