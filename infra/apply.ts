@@ -12,12 +12,15 @@ import {
   DeletePodIdentityAssociationCommand,
   DescribeClusterCommand,
   DescribeNodegroupCommand,
+  DescribeUpdateCommand,
+  TagResourceCommand,
   UpdateClusterConfigCommand,
   UpdateClusterVersionCommand,
   UpdateNodegroupConfigCommand,
+  UpdateNodegroupVersionCommand,
   UpdatePodIdentityAssociationCommand,
 } from '@aws-sdk/client-eks';
-import { DeleteRuleCommand, PutRuleCommand, PutTargetsCommand, RemoveTargetsCommand } from '@aws-sdk/client-eventbridge';
+import { DeleteRuleCommand, DescribeRuleCommand, PutRuleCommand, PutTargetsCommand, RemoveTargetsCommand, TagResourceCommand as EventsTagResourceCommand } from '@aws-sdk/client-eventbridge';
 import {
   AttachRolePolicyCommand,
   CreateOpenIDConnectProviderCommand,
@@ -30,15 +33,18 @@ import {
   DetachRolePolicyCommand,
   PutRolePolicyCommand,
   RemoveRoleFromInstanceProfileCommand,
+  TagOpenIDConnectProviderCommand,
+  TagRoleCommand,
   UpdateAssumeRolePolicyCommand,
 } from '@aws-sdk/client-iam';
-import { CreateQueueCommand, DeleteQueueCommand, GetQueueUrlCommand, SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, DeleteQueueCommand, GetQueueUrlCommand, SetQueueAttributesCommand, TagQueueCommand } from '@aws-sdk/client-sqs';
 import type { AwsClients } from './clients.js';
-import type { DesiredState } from './desired.js';
-import type { Action, Plan, Step, Trust } from './model.js';
+import { ownerTags, type DesiredState } from './desired.js';
+import type { Action, KarpenterLeftovers, Plan, Step, Trust } from './model.js';
 import { InfraError } from './model.js';
-import { findClusterSecurityGroup, isNotFound } from './observe.js';
+import { findClusterSecurityGroup, isNotFound, observeKarpenter } from './observe.js';
 import { RULE_TARGET_ID, irsaTrust } from './policies.js';
+import { retryIamPropagation } from './retry.js';
 import { queueArn, roleArn } from './plan.js';
 
 /**
@@ -58,12 +64,16 @@ export interface ApplyContext {
   readonly pollMs?: number;
   /** Upper bound for one EKS wait. */
   readonly waitTimeoutMs?: number;
+  /** First backoff of the IAM propagation retry; tests shorten it. */
+  readonly retryBaseMs?: number;
 }
 
 export interface ApplyResult {
   readonly done: readonly string[];
   readonly failed: readonly { readonly resource: string; readonly error: Error }[];
 }
+
+const PAST: Record<Action['kind'], string> = { create: 'created', update: 'updated', delete: 'deleted', wait: 'waited for', noop: 'kept' };
 
 export async function execute(ctx: ApplyContext): Promise<ApplyResult> {
   const byResource = new Map(ctx.plan.actions.map((a) => [a.resource, a]));
@@ -86,7 +96,7 @@ export async function execute(ctx: ApplyContext): Promise<ApplyResult> {
         throw err;
       }
       done.push(resource);
-      ctx.log(`  ${action.kind === 'delete' ? 'deleted' : action.kind === 'create' ? 'created' : 'updated'} ${resource}`);
+      ctx.log(`  ${PAST[action.kind]} ${resource}`);
     })();
     running.set(resource, p);
     return p;
@@ -109,8 +119,12 @@ const gone = (call: () => Promise<unknown>) => tolerate([], call);
 
 async function runStep(ctx: ApplyContext, action: Action, step: Step): Promise<void> {
   const { clients: c, desired: d } = ctx;
+  const propagated = <T>(what: string, call: () => Promise<T>) =>
+    retryIamPropagation(what, call, { log: ctx.log, ...(ctx.retryBaseMs !== undefined ? { baseMs: ctx.retryBaseMs } : {}) });
   const acct = { partition: ctx.partition, accountId: ctx.plan.accountId };
   const clusterName = d.clusterName;
+  const owner = ownerTags(d);
+  const ownerList = Object.entries(owner).map(([Key, Value]) => ({ Key, Value }));
   const tag = [{ Key: d.discoveryTag.key, Value: d.discoveryTag.value }];
   switch (step.type) {
     case 'tagSubnets':
@@ -129,11 +143,12 @@ async function runStep(ctx: ApplyContext, action: Action, step: Step): Promise<v
       const trust = step.trust ? await trustDocument(ctx, step.trust) : undefined;
       if (step.create) {
         await tolerate(['EntityAlreadyExists', 'EntityAlreadyExistsException'], () =>
-          c.iam.send(new CreateRoleCommand({ RoleName: step.name, AssumeRolePolicyDocument: trust!, Description: `Karpenter on EKS: ${clusterName}` })),
+          c.iam.send(new CreateRoleCommand({ RoleName: step.name, AssumeRolePolicyDocument: trust!, Description: `Karpenter on EKS: ${clusterName}`, Tags: ownerList })),
         );
       } else if (trust) {
         await c.iam.send(new UpdateAssumeRolePolicyCommand({ RoleName: step.name, PolicyDocument: trust }));
       }
+      if (step.adopt) await c.iam.send(new TagRoleCommand({ RoleName: step.name, Tags: ownerList }));
       await Promise.all([
         ...step.attach.map((arn) => c.iam.send(new AttachRolePolicyCommand({ RoleName: step.name, PolicyArn: arn }))),
         ...step.detach.map((arn) => gone(() => c.iam.send(new DetachRolePolicyCommand({ RoleName: step.name, PolicyArn: arn })))),
@@ -145,7 +160,7 @@ async function runStep(ctx: ApplyContext, action: Action, step: Step): Promise<v
     case 'cluster': {
       if (step.create) {
         await tolerate(['ResourceInUseException'], () =>
-          c.eks.send(
+          propagated(`CreateCluster ${clusterName}`, () => c.eks.send(
             new CreateClusterCommand({
               name: clusterName,
               version: d.kubernetesVersion,
@@ -157,79 +172,120 @@ async function runStep(ctx: ApplyContext, action: Action, step: Step): Promise<v
                 endpointPublicAccess: d.publicAccessCidrs.length > 0,
                 ...(d.publicAccessCidrs.length > 0 ? { publicAccessCidrs: [...d.publicAccessCidrs] } : {}),
               },
-              tags: { 'karpenter.sh/discovery': clusterName },
+              tags: { 'karpenter.sh/discovery': clusterName, ...owner },
             }),
-          ),
+          )),
         );
       } else {
-        // EKS allows one update at a time per cluster: these run one after the other, each awaited.
+        if (step.adopt) await c.eks.send(new TagResourceCommand({ resourceArn: await clusterArn(ctx), tags: owner }));
+        // EKS allows one update at a time per cluster: each is awaited through DescribeUpdate before the next.
         if (step.version) {
-          await c.eks.send(new UpdateClusterVersionCommand({ name: clusterName, version: step.version }));
-          await waitCluster(ctx, 'ACTIVE');
+          const res = await c.eks.send(new UpdateClusterVersionCommand({ name: clusterName, version: step.version }));
+          await waitUpdate(ctx, `Kubernetes ${step.version} update of cluster ${clusterName}`, res.update?.id);
         }
         if (step.authenticationMode) {
-          await c.eks.send(new UpdateClusterConfigCommand({ name: clusterName, accessConfig: { authenticationMode: step.authenticationMode } }));
-          await waitCluster(ctx, 'ACTIVE');
+          const res = await c.eks.send(new UpdateClusterConfigCommand({ name: clusterName, accessConfig: { authenticationMode: step.authenticationMode } }));
+          await waitUpdate(ctx, `authentication mode update of cluster ${clusterName}`, res.update?.id);
         }
-        if (step.publicAccessCidrs) {
-          await c.eks.send(new UpdateClusterConfigCommand({ name: clusterName, resourcesVpcConfig: { publicAccessCidrs: [...step.publicAccessCidrs] } }));
+        if (step.endpoint) {
+          const e = step.endpoint;
+          const res = await c.eks.send(
+            new UpdateClusterConfigCommand({
+              name: clusterName,
+              resourcesVpcConfig: { endpointPublicAccess: e.public, endpointPrivateAccess: e.private, ...(e.public ? { publicAccessCidrs: [...e.publicAccessCidrs] } : {}) },
+            }),
+          );
+          await waitUpdate(ctx, `endpoint access update of cluster ${clusterName}`, res.update?.id);
         }
       }
       await waitCluster(ctx, 'ACTIVE');
       return;
     }
+    case 'waitCluster':
+      await waitCluster(ctx, 'ACTIVE');
+      return;
+    case 'waitNodeGroup':
+      await waitNodeGroup(ctx, 'ACTIVE');
+      return;
     case 'nodeGroup': {
       const ng = d.systemNodeGroup;
       if (step.create) {
         await tolerate(['ResourceInUseException'], () =>
-          c.eks.send(
+          propagated(`CreateNodegroup ${ng.name}`, () => c.eks.send(
             new CreateNodegroupCommand({
               clusterName,
               nodegroupName: ng.name,
+              // Explicit: the nodes start at the control plane's version, which later upgrades compare against.
+              version: d.kubernetesVersion,
               nodeRole: roleArn(acct, d.names.systemNodeRole),
               subnets: [...d.privateSubnetIds],
               instanceTypes: [...ng.instanceTypes],
               scalingConfig: { minSize: ng.size, desiredSize: ng.size, maxSize: ng.size },
               labels: { ...ng.labels },
-              amiType: 'AL2023_x86_64_STANDARD',
+              tags: owner,
+              amiType: step.amiType ?? 'AL2023_x86_64_STANDARD',
             }),
-          ),
+          )),
         );
       } else {
-        await c.eks.send(
-          new UpdateNodegroupConfigCommand({
-            clusterName,
-            nodegroupName: ng.name,
-            ...(step.size ? { scalingConfig: { minSize: step.size, desiredSize: step.size, maxSize: step.size } } : {}),
-            ...(step.labels ? { labels: { addOrUpdateLabels: { ...step.labels.set }, ...(step.labels.remove.length ? { removeLabels: [...step.labels.remove] } : {}) } } : {}),
-          }),
-        );
+        if (step.adopt) {
+          const res = await c.eks.send(new DescribeNodegroupCommand({ clusterName, nodegroupName: ng.name }));
+          await c.eks.send(new TagResourceCommand({ resourceArn: res.nodegroup!.nodegroupArn!, tags: owner }));
+        }
+        if (step.size || step.labels) {
+          const res = await c.eks.send(
+            new UpdateNodegroupConfigCommand({
+              clusterName,
+              nodegroupName: ng.name,
+              ...(step.size ? { scalingConfig: { minSize: step.size, desiredSize: step.size, maxSize: step.size } } : {}),
+              ...(step.labels ? { labels: { addOrUpdateLabels: { ...step.labels.set }, ...(step.labels.remove.length ? { removeLabels: [...step.labels.remove] } : {}) } } : {}),
+            }),
+          );
+          await waitUpdate(ctx, `config update of node group ${ng.name}`, res.update?.id, ng.name);
+        }
+        if (step.version) {
+          const res = await c.eks.send(new UpdateNodegroupVersionCommand({ clusterName, nodegroupName: ng.name, version: step.version }));
+          await waitUpdate(ctx, `Kubernetes ${step.version} update of node group ${ng.name}`, res.update?.id, ng.name);
+        }
       }
       await waitNodeGroup(ctx, 'ACTIVE');
       return;
     }
     case 'accessEntry':
       await tolerate(['ResourceInUseException'], () =>
-        c.eks.send(new CreateAccessEntryCommand({ clusterName, principalArn: roleArn(acct, d.names.nodeRole), type: 'EC2_LINUX' })),
+        propagated(`CreateAccessEntry ${d.names.nodeRole}`, () => c.eks.send(new CreateAccessEntryCommand({ clusterName, principalArn: roleArn(acct, d.names.nodeRole), type: 'EC2_LINUX' }))),
       );
       return;
     case 'queue': {
       if (step.create) {
-        await c.sqs.send(new CreateQueueCommand({ QueueName: d.names.queue, Attributes: { ...step.attributes } }));
+        await c.sqs.send(new CreateQueueCommand({ QueueName: d.names.queue, Attributes: { ...step.attributes }, tags: owner }));
       } else {
-        const url = await c.sqs.send(new GetQueueUrlCommand({ QueueName: d.names.queue }));
-        await c.sqs.send(new SetQueueAttributesCommand({ QueueUrl: url.QueueUrl!, Attributes: { ...step.attributes } }));
+        const url = (await c.sqs.send(new GetQueueUrlCommand({ QueueName: d.names.queue }))).QueueUrl!;
+        if (step.adopt) await c.sqs.send(new TagQueueCommand({ QueueUrl: url, Tags: owner }));
+        if (Object.keys(step.attributes).length > 0) await c.sqs.send(new SetQueueAttributesCommand({ QueueUrl: url, Attributes: { ...step.attributes } }));
       }
       return;
     }
     case 'rule':
-      if (step.putRule) await c.events.send(new PutRuleCommand({ Name: step.name, EventPattern: step.pattern, State: 'ENABLED', Description: `Karpenter interruption events for ${clusterName}` }));
+      if (step.putRule) {
+        const res = await c.events.send(
+          new PutRuleCommand({ Name: step.name, EventPattern: step.pattern, State: 'ENABLED', Description: `Karpenter interruption events for ${clusterName}`, Tags: ownerList }),
+        );
+        if (step.adopt) await c.events.send(new EventsTagResourceCommand({ ResourceARN: res.RuleArn!, Tags: ownerList }));
+      } else if (step.adopt) {
+        const rule = await c.events.send(new DescribeRuleCommand({ Name: step.name }));
+        await c.events.send(new EventsTagResourceCommand({ ResourceARN: rule.Arn!, Tags: ownerList }));
+      }
       if (step.putTarget) await c.events.send(new PutTargetsCommand({ Rule: step.name, Targets: [{ Id: RULE_TARGET_ID, Arn: queueArn(d, acct) }] }));
       return;
     case 'oidcProvider': {
+      if (step.adopt) {
+        await c.iam.send(new TagOpenIDConnectProviderCommand({ OpenIDConnectProviderArn: step.adopt, Tags: ownerList }));
+        return;
+      }
       const issuer = await clusterIssuer(ctx);
       await tolerate(['EntityAlreadyExists', 'EntityAlreadyExistsException'], () =>
-        c.iam.send(new CreateOpenIDConnectProviderCommand({ Url: issuer, ClientIDList: ['sts.amazonaws.com'] })),
+        c.iam.send(new CreateOpenIDConnectProviderCommand({ Url: issuer, ClientIDList: ['sts.amazonaws.com'], Tags: ownerList })),
       );
       return;
     }
@@ -238,28 +294,42 @@ async function runStep(ctx: ApplyContext, action: Action, step: Step): Promise<v
       return;
     case 'podIdentityAssociation': {
       const roleArnValue = roleArn(acct, d.names.controllerRole);
-      if (step.existingId) await c.eks.send(new UpdatePodIdentityAssociationCommand({ clusterName, associationId: step.existingId, roleArn: roleArnValue }));
-      else await c.eks.send(new CreatePodIdentityAssociationCommand({ clusterName, namespace: d.namespace, serviceAccount: d.serviceAccount, roleArn: roleArnValue }));
+      const what = `${step.existingId ? 'Update' : 'Create'}PodIdentityAssociation ${d.namespace}/${d.serviceAccount}`;
+      await propagated(what, () =>
+        step.existingId
+          ? c.eks.send(new UpdatePodIdentityAssociationCommand({ clusterName, associationId: step.existingId, roleArn: roleArnValue }))
+          : c.eks.send(new CreatePodIdentityAssociationCommand({ clusterName, namespace: d.namespace, serviceAccount: d.serviceAccount, roleArn: roleArnValue })),
+      );
       return;
     }
     case 'spotServiceLinkedRole':
       // IAM answers InvalidInput "has been taken" when another tool made it first: that is success.
       await tolerate(['InvalidInput', 'InvalidInputException', 'EntityAlreadyExists', 'EntityAlreadyExistsException'], () => c.iam.send(new CreateServiceLinkedRoleCommand({ AWSServiceName: 'spot.amazonaws.com' })));
       return;
+    case 'cutController':
+      await gone(() => c.iam.send(new DeleteRolePolicyCommand({ RoleName: step.role, PolicyName: step.policy })));
+      return;
+    case 'sweepKarpenter': {
+      const left = await observeKarpenter(c, d);
+      const ids = left.instances.map((i) => i.id);
+      if (ids.length + left.launchTemplates.length + left.instanceProfiles.length === 0) return;
+      ctx.log(
+        `  sweep: Karpenter left ${ids.length} instance(s), ${left.launchTemplates.length} launch template(s), ${left.instanceProfiles.length} instance profile(s) after the cluster went; removing them`,
+      );
+      // The cluster is gone: nothing can drain these any more, and they would run (and bill) forever.
+      await terminate(ctx, ids);
+      await deleteLaunchTemplates(ctx, left.launchTemplates.map((t) => t.id));
+      await deleteInstanceProfiles(ctx, left.instanceProfiles);
+      return;
+    }
     case 'terminateInstances':
-      await gone(() => c.ec2.send(new TerminateInstancesCommand({ InstanceIds: [...step.ids] })));
-      await waitTerminated(ctx, step.ids);
+      await terminate(ctx, step.ids);
       return;
     case 'deleteLaunchTemplates':
-      await Promise.all(step.ids.map((id) => gone(() => c.ec2.send(new DeleteLaunchTemplateCommand({ LaunchTemplateId: id })))));
+      await deleteLaunchTemplates(ctx, step.ids);
       return;
     case 'deleteInstanceProfiles':
-      await Promise.all(
-        step.profiles.map(async (p) => {
-          for (const role of p.roles) await gone(() => c.iam.send(new RemoveRoleFromInstanceProfileCommand({ InstanceProfileName: p.name, RoleName: role })));
-          await gone(() => c.iam.send(new DeleteInstanceProfileCommand({ InstanceProfileName: p.name })));
-        }),
-      );
+      await deleteInstanceProfiles(ctx, step.profiles);
       return;
     case 'deletePodIdentityAssociation':
       await gone(() => c.eks.send(new DeletePodIdentityAssociationCommand({ clusterName, associationId: step.id })));
@@ -300,10 +370,31 @@ async function runStep(ctx: ApplyContext, action: Action, step: Step): Promise<v
   }
 }
 
+async function terminate(ctx: ApplyContext, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await gone(() => ctx.clients.ec2.send(new TerminateInstancesCommand({ InstanceIds: [...ids] })));
+  await waitTerminated(ctx, ids);
+}
+
+const deleteLaunchTemplates = (ctx: ApplyContext, ids: readonly string[]) =>
+  Promise.all(ids.map((id) => gone(() => ctx.clients.ec2.send(new DeleteLaunchTemplateCommand({ LaunchTemplateId: id })))));
+
+const deleteInstanceProfiles = (ctx: ApplyContext, profiles: KarpenterLeftovers['instanceProfiles']) =>
+  Promise.all(
+    profiles.map(async (p) => {
+      for (const role of p.roles) await gone(() => ctx.clients.iam.send(new RemoveRoleFromInstanceProfileCommand({ InstanceProfileName: p.name, RoleName: role })));
+      await gone(() => ctx.clients.iam.send(new DeleteInstanceProfileCommand({ InstanceProfileName: p.name })));
+    }),
+  );
+
 async function trustDocument(ctx: ApplyContext, trust: Trust): Promise<string> {
   if ('document' in trust) return trust.document;
   const issuer = await clusterIssuer(ctx);
   return JSON.stringify(irsaTrust(ctx.partition, ctx.plan.accountId, issuer, trust.irsa.namespace, trust.irsa.serviceAccount));
+}
+
+async function clusterArn(ctx: ApplyContext): Promise<string> {
+  return (await ctx.clients.eks.send(new DescribeClusterCommand({ name: ctx.desired.clusterName }))).cluster!.arn!;
 }
 
 async function clusterIssuer(ctx: ApplyContext): Promise<string> {
@@ -359,6 +450,29 @@ const waitCluster = (ctx: ApplyContext, want: string | null) =>
     },
     want,
   );
+
+/**
+ * Waits for one EKS update (cluster or node group) until Successful; Failed or Cancelled
+ * fail with EKS's own errors. Without an id (an emulator that does not return one) there
+ * is nothing to follow: the status wait after it still applies.
+ */
+async function waitUpdate(ctx: ApplyContext, what: string, id: string | undefined, nodegroupName?: string): Promise<void> {
+  if (!id) return;
+  await waitFor(
+    ctx,
+    what,
+    async () => {
+      const res = await ctx.clients.eks.send(new DescribeUpdateCommand({ name: ctx.desired.clusterName, updateId: id, ...(nodegroupName ? { nodegroupName } : {}) }));
+      const status = res.update?.status ?? 'UNKNOWN';
+      if (status === 'Failed' || status === 'Cancelled') {
+        const errors = (res.update?.errors ?? []).map((e) => `${e.errorCode}: ${e.errorMessage}`).join('; ');
+        throw new InfraError('E_UPDATE_FAILED', `${what} (${id}) is ${status}${errors ? `: ${errors}` : ''}`);
+      }
+      return status;
+    },
+    'Successful',
+  );
+}
 
 const waitNodeGroup = (ctx: ApplyContext, want: string | null) =>
   waitFor(

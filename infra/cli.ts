@@ -26,10 +26,12 @@ options:
   --profile <name>                AWS profile (default: the SDK's standard credential chain)
   --region <region>               overrides cluster.region
   --endpoint-url <url>            send every AWS call to an emulator such as moto
-  --identity <podIdentity|irsa>   overrides cluster.identity
   --json                          plan: print the plan as JSON
   --yes                           destroy: do not ask for confirmation
   --terminate-karpenter-instances destroy: terminate Karpenter's instances instead of refusing
+  --prune-iam                     plan/apply: also remove policies on our roles that this tool did not attach
+  --adopt                         plan/apply: take over same-named resources lacking the managed-by=karpenter-gitops tag
+                                  (tags them), and switch the cluster's authentication mode to API
   --environments-dir <dir>        default: environments
   --outputs-file <file>           default: infra/outputs/<env>.json`;
 
@@ -41,6 +43,8 @@ export interface CliIo {
   /** Asks for confirmation; absent = refuse unless --yes. */
   readonly confirm?: (question: string) => Promise<string>;
   readonly pollMs?: number;
+  /** First backoff of the IAM propagation retry. */
+  readonly retryBaseMs?: number;
 }
 
 export interface CliResult {
@@ -68,6 +72,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<CliRes
         json: { type: 'boolean', default: false },
         yes: { type: 'boolean', default: false },
         'terminate-karpenter-instances': { type: 'boolean', default: false },
+        'prune-iam': { type: 'boolean', default: false },
+        adopt: { type: 'boolean', default: false },
         'environments-dir': { type: 'string', default: 'environments' },
         'outputs-file': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
@@ -90,8 +96,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<CliRes
     io.err(`--env is required: the name of a file in ${values['environments-dir']}/ without .yaml`);
     return { code: 2, mutatingCalls: [] };
   }
-  if (values.identity !== undefined && values.identity !== 'podIdentity' && values.identity !== 'irsa') {
-    io.err(`--identity must be one of podIdentity, irsa, got "${values.identity}"`);
+  if (values.identity !== undefined) {
+    // The charts read cluster.identity from the file: an override here would leave the controller without credentials.
+    io.err('--identity is no longer accepted: set cluster.identity in the environment file (the charts read it from there too)');
     return { code: 2, mutatingCalls: [] };
   }
 
@@ -99,7 +106,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<CliRes
   try {
     desired = loadDesired(
       values.env,
-      { ...(values.identity ? { identity: values.identity as 'podIdentity' | 'irsa' } : {}), ...(values.region ? { region: values.region } : {}) },
+      values.region ? { region: values.region } : {},
       values['environments-dir'],
     );
   } catch (err) {
@@ -129,12 +136,12 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<CliRes
     const observed = await observe(clients, desired);
     switch (command) {
       case 'plan': {
-        const plan = planApply(desired, observed);
+        const plan = planApply(desired, observed, { pruneIam: values['prune-iam'], adopt: values.adopt });
         io.out(values.json ? planJson(plan) : renderPlan(plan));
         return result(plan.blockers.length > 0 ? 1 : 0);
       }
       case 'apply': {
-        const plan = planApply(desired, observed);
+        const plan = planApply(desired, observed, { pruneIam: values['prune-iam'], adopt: values.adopt });
         io.out(renderPlan(plan));
         if (plan.blockers.length > 0) return result(1);
         const code = await executePlan(plan, observed);
@@ -195,7 +202,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<CliRes
     if (plan.actions.every((a) => a.kind === 'noop')) return 0;
     const { execute } = await import('./apply.js');
     io.out(`${plan.operation === 'apply' ? 'Applying' : 'Destroying'}: ${summary(plan)}`);
-    const res = await execute({ clients, desired, plan, partition: observed.partition, log: io.out, ...(io.pollMs ? { pollMs: io.pollMs } : {}) });
+    const res = await execute({ clients, desired, plan, partition: observed.partition, log: io.out, ...(io.pollMs ? { pollMs: io.pollMs } : {}), ...(io.retryBaseMs !== undefined ? { retryBaseMs: io.retryBaseMs } : {}) });
     for (const f of res.failed) io.err(`failed: ${f.resource}: ${f.error.name}: ${f.error.message}`);
     if (res.failed.length > 0) {
       io.err(`${res.failed.length} action(s) failed after ${log.mutating.length} mutating calls; fix the cause and run the command again: it resumes where it stopped.`);

@@ -41,9 +41,19 @@ export const MANAGED = {
   karpenterNode: ['AmazonEKS_CNI_Policy', 'AmazonEKSWorkerNodePolicy', 'AmazonEC2ContainerRegistryPullOnly', 'AmazonSSMManagedInstanceCore'],
 } as const;
 
+/**
+ * Put on everything the tool creates. destroy deletes only what carries them, apply adopts
+ * an untagged resource of the same name only with `--adopt`: the names are guessable, and
+ * a same-named role or cluster someone else made is not ours to change or delete.
+ */
+export const MANAGED_BY = { key: 'managed-by', value: 'karpenter-gitops' } as const;
+export const ownerTags = (d: Pick<DesiredState, 'env' | 'clusterName'>): Record<string, string> => ({
+  [MANAGED_BY.key]: MANAGED_BY.value,
+  'karpenter-gitops/environment': d.env,
+  'karpenter-gitops/cluster': d.clusterName,
+});
+
 export interface DesiredOptions {
-  /** `--identity` on the command line wins over the file. */
-  readonly identity?: 'podIdentity' | 'irsa';
   /** `--region` on the command line wins over the file. */
   readonly region?: string;
 }
@@ -59,7 +69,7 @@ export function desiredFrom(loaded: LoadedEnvironment, opts: DesiredOptions = {}
     vpcId: cluster.vpcId,
     privateSubnetIds: cluster.privateSubnetIds,
     publicAccessCidrs: cluster.publicAccessCidrs,
-    identity: opts.identity ?? cluster.identity,
+    identity: cluster.identity,
     chartVersion: karpenter.chartVersion,
     namespace: karpenter.namespace,
     serviceAccount: 'karpenter',

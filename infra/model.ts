@@ -10,6 +10,8 @@ export interface ObservedRole {
   readonly attached: readonly string[];
   /** Inline policy name -> decoded document. */
   readonly inline: Readonly<Record<string, string>>;
+  /** Resource tags; ownership is decided from them (plan.ts `owned`). */
+  readonly tags: Readonly<Record<string, string>>;
 }
 
 export interface ObservedSubnet {
@@ -27,26 +29,38 @@ export interface ObservedCluster {
   /** Absent when the API does not say (moto): then no drift is claimed. */
   readonly authenticationMode?: string;
   readonly publicAccessCidrs?: readonly string[];
+  readonly endpointPublicAccess?: boolean;
+  readonly endpointPrivateAccess?: boolean;
+  /** Resource tags; ownership is decided from them (plan.ts `owned`). */
+  readonly tags: Readonly<Record<string, string>>;
 }
 
 export interface ObservedNodeGroup {
   readonly status: string;
+  /** Kubernetes minor version of the nodes; absent when the API does not say. */
+  readonly version?: string;
   readonly min: number;
   readonly max: number;
   readonly desired: number;
   readonly labels: Readonly<Record<string, string>>;
+  /** Resource tags; ownership is decided from them (plan.ts `owned`). */
+  readonly tags: Readonly<Record<string, string>>;
 }
 
 export interface ObservedQueue {
   readonly url: string;
   readonly arn: string;
   readonly attributes: Readonly<Record<string, string>>;
+  /** Resource tags; ownership is decided from them (plan.ts `owned`). */
+  readonly tags: Readonly<Record<string, string>>;
 }
 
 export interface ObservedRule {
   readonly pattern: string;
   readonly state: string;
   readonly targets: readonly { readonly id: string; readonly arn: string }[];
+  /** Resource tags; ownership is decided from them (plan.ts `owned`). */
+  readonly tags: Readonly<Record<string, string>>;
 }
 
 /** What Karpenter launched for this cluster and must be gone before the cluster goes. */
@@ -73,13 +87,22 @@ export interface Observed {
   readonly queue: ObservedQueue | null;
   readonly rules: Readonly<Record<string, ObservedRule | null>>;
   readonly oidcProviderArn: string | null;
+  readonly oidcProviderTags: Readonly<Record<string, string>>;
   readonly addon: boolean;
   readonly podIdentityAssociation: { readonly id: string; readonly roleArn: string } | null;
   readonly spotServiceLinkedRole: boolean;
   readonly karpenter: KarpenterLeftovers;
 }
 
-export type ActionKind = 'create' | 'update' | 'delete' | 'noop';
+/** `wait`: the resource exists but is busy (CREATING, UPDATING); dependents start once it is ACTIVE. */
+export type ActionKind = 'create' | 'update' | 'delete' | 'wait' | 'noop';
+
+/** How the API endpoint is reachable; sent whole because EKS validates the three together. */
+export interface EndpointAccess {
+  readonly public: boolean;
+  readonly private: boolean;
+  readonly publicAccessCidrs: readonly string[];
+}
 
 /** How to resolve a controller trust policy that needs the cluster's OIDC issuer, unknown before the cluster exists. */
 export type Trust = { readonly document: string } | { readonly irsa: { readonly namespace: string; readonly serviceAccount: string } };
@@ -90,6 +113,8 @@ export type Step =
   | { readonly type: 'tagSecurityGroups'; readonly add: string | 'cluster' | null; readonly remove: readonly string[] }
   | {
       readonly type: 'role';
+      /** Put the ownership tags on a resource that exists without them (`--adopt`). */
+      readonly adopt?: boolean;
       readonly name: string;
       readonly create: boolean;
       readonly trust?: Trust;
@@ -101,18 +126,39 @@ export type Step =
   | {
       readonly type: 'cluster';
       readonly create: boolean;
+      /** Put the ownership tags on a resource that exists without them (`--adopt`). */
+      readonly adopt?: boolean;
+
       readonly version?: string;
-      readonly authenticationMode?: 'API';
-      readonly publicAccessCidrs?: readonly string[];
+      readonly authenticationMode?: 'API' | 'API_AND_CONFIG_MAP';
+      readonly endpoint?: EndpointAccess;
     }
-  | { readonly type: 'nodeGroup'; readonly create: boolean; readonly size?: number; readonly labels?: { readonly set: Readonly<Record<string, string>>; readonly remove: readonly string[] } }
+  | { readonly type: 'waitCluster' }
+  | {
+      readonly type: 'nodeGroup';
+      readonly create: boolean;
+      /** Put the ownership tags on a resource that exists without them (`--adopt`). */
+      readonly adopt?: boolean;
+
+      readonly size?: number;
+      readonly labels?: { readonly set: Readonly<Record<string, string>>; readonly remove: readonly string[] };
+      /** On create: from the instance types' architecture. */
+      readonly amiType?: 'AL2023_x86_64_STANDARD' | 'AL2023_ARM_64_STANDARD';
+      /** Upgrade the nodes to the control plane's Kubernetes version. */
+      readonly version?: string;
+    }
+  | { readonly type: 'waitNodeGroup' }
   | { readonly type: 'accessEntry' }
-  | { readonly type: 'queue'; readonly create: boolean; readonly attributes: Readonly<Record<string, string>> }
-  | { readonly type: 'rule'; readonly name: string; readonly pattern: string; readonly putRule: boolean; readonly putTarget: boolean }
-  | { readonly type: 'oidcProvider' }
+  | { readonly type: 'queue'; readonly create: boolean; readonly attributes: Readonly<Record<string, string>>; readonly adopt?: boolean }
+  | { readonly type: 'rule'; readonly name: string; readonly pattern: string; readonly putRule: boolean; readonly putTarget: boolean; readonly adopt?: boolean }
+  | { readonly type: 'oidcProvider'; readonly adopt?: string }
   | { readonly type: 'addon' }
   | { readonly type: 'podIdentityAssociation'; readonly existingId?: string }
   | { readonly type: 'spotServiceLinkedRole' }
+  /** Removes the controller's permissions so it cannot launch replacements while its nodes go. */
+  | { readonly type: 'cutController'; readonly role: string; readonly policy: string }
+  /** After the cluster is gone: observe Karpenter's resources again and remove whatever appeared meanwhile. */
+  | { readonly type: 'sweepKarpenter' }
   | { readonly type: 'terminateInstances'; readonly ids: readonly string[] }
   | { readonly type: 'deleteLaunchTemplates'; readonly ids: readonly string[] }
   | { readonly type: 'deleteInstanceProfiles'; readonly profiles: KarpenterLeftovers['instanceProfiles'] }

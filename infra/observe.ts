@@ -13,18 +13,19 @@ import {
   DescribePodIdentityAssociationCommand,
   ListPodIdentityAssociationsCommand,
 } from '@aws-sdk/client-eks';
-import { DescribeRuleCommand, ListTargetsByRuleCommand } from '@aws-sdk/client-eventbridge';
+import { DescribeRuleCommand, ListTagsForResourceCommand, ListTargetsByRuleCommand } from '@aws-sdk/client-eventbridge';
 import {
   GetRoleCommand,
   GetRolePolicyCommand,
   ListAttachedRolePoliciesCommand,
   GetInstanceProfileCommand,
+  ListOpenIDConnectProviderTagsCommand,
   ListOpenIDConnectProvidersCommand,
   ListRolePoliciesCommand,
   ListRolesCommand,
   paginateListInstanceProfiles,
 } from '@aws-sdk/client-iam';
-import { GetQueueAttributesCommand, GetQueueUrlCommand } from '@aws-sdk/client-sqs';
+import { GetQueueAttributesCommand, GetQueueUrlCommand, ListQueueTagsCommand } from '@aws-sdk/client-sqs';
 import { GetCallerIdentityCommand } from '@aws-sdk/client-sts';
 import type { AwsClients } from './clients.js';
 import type { DesiredState } from './desired.js';
@@ -43,6 +44,11 @@ const NOT_FOUND = new Set([
   'AWS.SimpleQueueService.NonExistentQueue',
   'QueueDoesNotExist',
   'InvalidSubnetID.NotFound',
+  // EC2: a security group EKS deleted with its cluster, a template or instance already removed.
+  'InvalidGroup.NotFound',
+  'InvalidLaunchTemplateId.NotFound',
+  'InvalidLaunchTemplateName.NotFoundException',
+  'InvalidInstanceID.NotFound',
 ]);
 
 export function isNotFound(err: unknown): boolean {
@@ -107,16 +113,19 @@ export async function observe(c: AwsClients, d: DesiredState): Promise<Observed>
     nodeGroup: ng
       ? {
           status: ng.status ?? 'UNKNOWN',
+          ...(ng.version ? { version: ng.version } : {}),
           min: ng.scalingConfig?.minSize ?? 0,
           max: ng.scalingConfig?.maxSize ?? 0,
           desired: ng.scalingConfig?.desiredSize ?? 0,
           labels: ng.labels ?? {},
+          tags: ng.tags ?? {},
         }
       : null,
     accessEntry: Boolean(accessEntry?.accessEntry),
     queue,
     rules: Object.fromEntries(rules),
-    oidcProviderArn: oidc,
+    oidcProviderArn: oidc?.arn ?? null,
+    oidcProviderTags: oidc?.tags ?? {},
     addon: Boolean(addon?.addon),
     podIdentityAssociation: pia,
     spotServiceLinkedRole: (spot.Roles ?? []).length > 0,
@@ -127,7 +136,7 @@ export async function observe(c: AwsClients, d: DesiredState): Promise<Observed>
 async function observeCluster(c: AwsClients, d: DesiredState): Promise<ObservedCluster | null> {
   const res = await orNull(() => c.eks.send(new DescribeClusterCommand({ name: d.clusterName })));
   const cl = res?.cluster;
-  if (!cl || cl.status === 'DELETING') return cl ? { status: 'DELETING', version: cl.version ?? '' } : null;
+  if (!cl || cl.status === 'DELETING') return cl ? { status: 'DELETING', version: cl.version ?? '', tags: cl.tags ?? {} } : null;
   const securityGroupId = await findClusterSecurityGroup(c, d, cl.resourcesVpcConfig?.clusterSecurityGroupId);
   return {
     status: cl.status ?? 'UNKNOWN',
@@ -136,6 +145,9 @@ async function observeCluster(c: AwsClients, d: DesiredState): Promise<ObservedC
     ...(securityGroupId ? { securityGroupId } : {}),
     ...(cl.accessConfig?.authenticationMode ? { authenticationMode: cl.accessConfig.authenticationMode } : {}),
     ...(cl.resourcesVpcConfig?.publicAccessCidrs ? { publicAccessCidrs: cl.resourcesVpcConfig.publicAccessCidrs } : {}),
+    ...(cl.resourcesVpcConfig?.endpointPublicAccess !== undefined ? { endpointPublicAccess: cl.resourcesVpcConfig.endpointPublicAccess } : {}),
+    ...(cl.resourcesVpcConfig?.endpointPrivateAccess !== undefined ? { endpointPrivateAccess: cl.resourcesVpcConfig.endpointPrivateAccess } : {}),
+    tags: cl.tags ?? {},
   };
 }
 
@@ -166,6 +178,7 @@ export async function observeRole(c: AwsClients, name: string): Promise<Observed
     trust: decodePolicy(role.Role.AssumeRolePolicyDocument ?? '{}'),
     attached: (attached.AttachedPolicies ?? []).map((p) => p.PolicyArn!).sort(),
     inline: Object.fromEntries(inline),
+    tags: tagMap(role.Role.Tags),
   };
 }
 
@@ -174,22 +187,37 @@ async function observeQueue(c: AwsClients, d: DesiredState) {
   if (!url?.QueueUrl) return null;
   const attrs = await c.sqs.send(new GetQueueAttributesCommand({ QueueUrl: url.QueueUrl, AttributeNames: ['All'] }));
   const attributes = attrs.Attributes ?? {};
-  return { url: url.QueueUrl, arn: attributes.QueueArn ?? '', attributes };
+  const tags = await c.sqs.send(new ListQueueTagsCommand({ QueueUrl: url.QueueUrl }));
+  return { url: url.QueueUrl, arn: attributes.QueueArn ?? '', attributes, tags: tags.Tags ?? {} };
 }
 
 async function observeRule(c: AwsClients, name: string): Promise<ObservedRule | null> {
   const rule = await orNull(() => c.events.send(new DescribeRuleCommand({ Name: name })));
   if (!rule) return null;
-  const targets = await c.events.send(new ListTargetsByRuleCommand({ Rule: name }));
-  return { pattern: rule.EventPattern ?? '{}', state: rule.State ?? 'UNKNOWN', targets: (targets.Targets ?? []).map((t) => ({ id: t.Id!, arn: t.Arn! })) };
+  const [targets, tags] = await Promise.all([
+    c.events.send(new ListTargetsByRuleCommand({ Rule: name })),
+    c.events.send(new ListTagsForResourceCommand({ ResourceARN: rule.Arn! })),
+  ]);
+  return {
+    pattern: rule.EventPattern ?? '{}',
+    state: rule.State ?? 'UNKNOWN',
+    targets: (targets.Targets ?? []).map((t) => ({ id: t.Id!, arn: t.Arn! })),
+    tags: tagMap(tags.Tags),
+  };
 }
 
-async function observeOidcProvider(c: AwsClients, cluster: ObservedCluster | null): Promise<string | null> {
+async function observeOidcProvider(c: AwsClients, cluster: ObservedCluster | null): Promise<{ arn: string; tags: Record<string, string> } | null> {
   if (!cluster?.issuer) return null;
   const host = cluster.issuer.replace(/^https:\/\//, '');
   const list = await c.iam.send(new ListOpenIDConnectProvidersCommand({}));
-  return list.OpenIDConnectProviderList?.find((p) => p.Arn?.endsWith(`:oidc-provider/${host}`))?.Arn ?? null;
+  const arn = list.OpenIDConnectProviderList?.find((p) => p.Arn?.endsWith(`:oidc-provider/${host}`))?.Arn;
+  if (!arn) return null;
+  const tags = await c.iam.send(new ListOpenIDConnectProviderTagsCommand({ OpenIDConnectProviderArn: arn }));
+  return { arn, tags: tagMap(tags.Tags) };
 }
+
+const tagMap = (tags: readonly { Key?: string | undefined; Value?: string | undefined }[] | undefined): Record<string, string> =>
+  Object.fromEntries((tags ?? []).map((t) => [t.Key ?? '', t.Value ?? '']));
 
 async function observePodIdentity(c: AwsClients, d: DesiredState) {
   const list = await c.eks.send(new ListPodIdentityAssociationsCommand({ clusterName: d.clusterName, namespace: d.namespace, serviceAccount: d.serviceAccount }));

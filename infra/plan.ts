@@ -1,5 +1,5 @@
-import { MANAGED, type DesiredState } from './desired.js';
-import type { Action, Observed, ObservedRole, Plan, Step, Trust } from './model.js';
+import { MANAGED, MANAGED_BY, type DesiredState } from './desired.js';
+import type { Action, EndpointAccess, Observed, ObservedCluster, ObservedRole, Plan, Step, Trust } from './model.js';
 import {
   CONTROLLER_POLICY_NAME,
   INLINE_POLICY_LIMIT,
@@ -35,6 +35,8 @@ export const R = {
   instances: 'ec2:karpenter-instances',
   launchTemplates: 'ec2:karpenter-launch-templates',
   instanceProfiles: 'iam:karpenter-instance-profiles',
+  controllerPolicy: (role: string) => `iam:role-policy/${role}/${CONTROLLER_POLICY_NAME}`,
+  sweep: 'ec2:karpenter-sweep-after-cluster',
 } as const;
 
 export const managedArn = (partition: string, name: string) => `arn:${partition}:iam::aws:policy/${name}`;
@@ -80,16 +82,28 @@ interface RoleWanted {
   readonly inline?: { readonly name: string; readonly document: string };
 }
 
-/** What a role needs: pure diff of wanted against observed (`analyzeUpdate` style). */
-export function roleStep(want: RoleWanted, have: ObservedRole | null, partition: string): { step: Step | null; reasons: string[] } {
+/**
+ * What a role needs: pure diff of wanted against observed (`analyzeUpdate` style).
+ * Policies we did not declare are someone else's (teams add AmazonEBSCSIDriverPolicy to
+ * node roles): they stay, with a warning, unless `prune`.
+ */
+export function roleStep(want: RoleWanted, have: ObservedRole | null, partition: string, prune = false): { step: Step | null; reasons: string[]; warnings: string[] } {
   const arns = want.managed.map((m) => managedArn(partition, m));
   const attached = have?.attached ?? [];
   const attach = arns.filter((a) => !attached.includes(a));
-  const detach = attached.filter((a) => !arns.includes(a));
+  const foreignManaged = attached.filter((a) => !arns.includes(a));
   const inlineHave = have?.inline ?? {};
   const putInline =
     want.inline && (inlineHave[want.inline.name] === undefined || canonicalPolicy(inlineHave[want.inline.name]) !== canonicalPolicy(want.inline.document)) ? want.inline : undefined;
-  const deleteInline = Object.keys(inlineHave).filter((n) => n !== want.inline?.name);
+  const foreignInline = Object.keys(inlineHave).filter((n) => n !== want.inline?.name);
+  const detach = prune ? foreignManaged : [];
+  const deleteInline = prune ? foreignInline : [];
+  const warnings = prune
+    ? []
+    : [
+        ...(foreignManaged.length > 0 ? [`role ${want.name}: managed policies ${foreignManaged.map(shortArn).join(', ')} not managed by this tool, left in place; --prune-iam removes them`] : []),
+        ...(foreignInline.length > 0 ? [`role ${want.name}: inline policies ${foreignInline.join(', ')} not managed by this tool, left in place; --prune-iam removes them`] : []),
+      ];
   const trustDrift = have !== null && 'document' in want.trust && canonicalPolicy(have.trust) !== canonicalPolicy(want.trust.document);
   const reasons: string[] = [];
   if (have === null) reasons.push('role does not exist');
@@ -98,8 +112,9 @@ export function roleStep(want: RoleWanted, have: ObservedRole | null, partition:
   if (detach.length > 0) reasons.push(`unexpected managed policies ${detach.map(shortArn).join(', ')}`);
   if (have !== null && putInline) reasons.push(inlineHave[putInline.name] === undefined ? `inline policy ${putInline.name} missing` : `inline policy ${putInline.name} differs`);
   if (deleteInline.length > 0) reasons.push(`unexpected inline policies ${deleteInline.join(', ')}`);
-  if (reasons.length === 0) return { step: null, reasons: ['role, trust and policies match'] };
+  if (reasons.length === 0) return { step: null, reasons: ['role, trust and policies match'], warnings };
   return {
+    warnings,
     step: {
       type: 'role',
       name: want.name,
@@ -121,8 +136,36 @@ function act(resource: string, after: readonly string[], step: Step | null, reas
   return { kind: exists ? 'update' : 'create', resource, reason: reasons.join('; '), after, step };
 }
 
+export interface ApplyOptions {
+  /** Detach managed and delete inline policies on our roles that this tool did not declare. */
+  readonly pruneIam?: boolean;
+  /** Take over same-named resources that lack our ownership tags (tagging them), and switch the authentication mode. */
+  readonly adopt?: boolean;
+}
+
+/** Made by this tool for this cluster: the `managed-by` tag and the cluster tag. */
+export const owned = (d: Pick<DesiredState, 'clusterName'>, tags: Readonly<Record<string, string>>) =>
+  tags[MANAGED_BY.key] === MANAGED_BY.value && tags['karpenter-gitops/cluster'] === d.clusterName;
+
+const notOurs = (resource: string) =>
+  `${resource} exists but was not created by karpenter-gitops (no ${MANAGED_BY.key}=${MANAGED_BY.value} tag); pass --adopt to tag it and manage it`;
+
+/**
+ * Ownership gate for one existing resource: ours passes unchanged; someone else's is a
+ * blocker, or with --adopt gets the tags added to its step (a tag-only step if nothing else changes).
+ */
+function claim(action: Action, tags: Readonly<Record<string, string>> | undefined, tagOnly: Step, d: DesiredState, opts: ApplyOptions, blockers: string[]): Action {
+  if (tags === undefined || owned(d, tags)) return action;
+  if (!opts.adopt) {
+    blockers.push(notOurs(action.resource));
+    return action;
+  }
+  const reason = `${action.kind === 'noop' ? '' : `${action.reason}; `}adopt: add ${MANAGED_BY.key}=${MANAGED_BY.value} and the environment tags`;
+  return { ...action, kind: 'update', reason, step: { ...(action.step ?? tagOnly), adopt: true } as Step };
+}
+
 /** Plans `apply`: everything SPEC section 3 asks for, created or brought back in line. */
-export function planApply(d: DesiredState, o: Observed): Plan {
+export function planApply(d: DesiredState, o: Observed, opts: ApplyOptions = {}): Plan {
   const blockers: string[] = [];
   const warnings: string[] = [];
   const actions: Action[] = [];
@@ -179,9 +222,12 @@ export function planApply(d: DesiredState, o: Observed): Plan {
   ];
   for (const want of roles) {
     const have = o.roles[want.name] ?? null;
-    const { step, reasons } = roleStep(want, have, o.partition);
-    const after = want.name === controllerRole && d.identity === 'irsa' ? [R.cluster(d.clusterName)] : [];
-    actions.push(act(R.role(want.name), after, step, reasons, have !== null));
+    const { step, reasons, warnings: roleWarnings } = roleStep(want, have, o.partition, opts.pruneIam);
+    warnings.push(...roleWarnings);
+    // IAM rejects a trust policy naming an OIDC provider that does not exist yet.
+    const after = want.name === controllerRole && d.identity === 'irsa' ? [R.cluster(d.clusterName), R.oidc(d.clusterName)] : [];
+    const tagOnly: Step = { type: 'role', name: want.name, create: false, attach: [], detach: [], deleteInline: [] };
+    actions.push(claim(act(R.role(want.name), after, step, reasons, have !== null), have?.tags, tagOnly, d, opts, blockers));
   }
 
   // Cluster.
@@ -189,30 +235,14 @@ export function planApply(d: DesiredState, o: Observed): Plan {
   const c = o.cluster;
   if (c === null) {
     actions.push(act(cluster, [R.role(clusterRole)], { type: 'cluster', create: true }, [`cluster does not exist (Kubernetes ${d.kubernetesVersion}, API authentication)`], false));
+  } else if (BUSY.includes(c.status)) {
+    actions.push({ kind: 'wait', resource: cluster, reason: `cluster is ${c.status}: waiting`, after: [R.role(clusterRole)], step: { type: 'waitCluster' } });
+  } else if (c.status !== 'ACTIVE') {
+    blockers.push(`cluster ${d.clusterName} is ${c.status}; apply cannot use it: wait for the deletion to finish, or delete it (npm run infra -- destroy --env ${d.env}) and apply again`);
+    actions.push(act(cluster, [R.role(clusterRole)], null, [`cluster is ${c.status}`], true));
   } else {
-    const reasons: string[] = [];
-    const versionDrift = c.version !== d.kubernetesVersion;
-    if (versionDrift) {
-      if (compareMinor(c.version, d.kubernetesVersion) > 0) blockers.push(`cluster.kubernetesVersion: cluster runs ${c.version}, config says ${d.kubernetesVersion}; EKS cannot downgrade`);
-      else reasons.push(`version ${c.version}, want ${d.kubernetesVersion}`);
-    }
-    const authDrift = c.authenticationMode !== undefined && c.authenticationMode !== 'API';
-    if (authDrift) reasons.push(`authentication mode ${c.authenticationMode}, want API`);
-    const cidrDrift = c.publicAccessCidrs !== undefined && d.publicAccessCidrs.length > 0 && !sameSet(c.publicAccessCidrs, d.publicAccessCidrs);
-    if (cidrDrift) reasons.push(`public access CIDRs ${c.publicAccessCidrs!.join(', ')}, want ${d.publicAccessCidrs.join(', ')}`);
-    const step: Step | null =
-      reasons.length > 0
-        ? {
-            type: 'cluster',
-            create: false,
-            ...(versionDrift && compareMinor(c.version, d.kubernetesVersion) < 0 ? { version: d.kubernetesVersion } : {}),
-            ...(authDrift ? { authenticationMode: 'API' as const } : {}),
-            ...(cidrDrift ? { publicAccessCidrs: d.publicAccessCidrs } : {}),
-          }
-        : null;
-    actions.push(act(cluster, [R.role(clusterRole)], step, reasons.length > 0 ? reasons : [`${c.status}, Kubernetes ${c.version}`], true));
+    actions.push(claim(clusterAction(d, c, cluster, [R.role(clusterRole)], blockers, warnings, opts), c.tags, { type: 'cluster', create: false }, d, opts, blockers));
   }
-
   // The cluster security group is the only one carrying the discovery tag.
   const sgId = c?.securityGroupId;
   const sgStray = o.taggedSecurityGroups.filter((id) => id !== sgId);
@@ -236,8 +266,20 @@ export function planApply(d: DesiredState, o: Observed): Plan {
   const ng = o.nodeGroup;
   const ngId = R.nodeGroup(d.clusterName, d.systemNodeGroup.name);
   const ngAfter = [cluster, R.role(systemRole)];
+  const arch = architectures(d.systemNodeGroup.instanceTypes);
+  if (arch.size > 1) {
+    blockers.push(
+      `cluster.systemNodeGroup.instanceTypes: must all be one architecture, got ${d.systemNodeGroup.instanceTypes.map((t) => `${t} (${architectureOf(t)})`).join(', ')}`,
+    );
+  }
+  const amiType = arch.has('arm64') ? 'AL2023_ARM_64_STANDARD' : 'AL2023_x86_64_STANDARD';
   if (ng === null) {
-    actions.push(act(ngId, ngAfter, { type: 'nodeGroup', create: true }, [`node group does not exist (${d.systemNodeGroup.size} x ${d.systemNodeGroup.instanceTypes.join('/')})`], false));
+    actions.push(act(ngId, ngAfter, { type: 'nodeGroup', create: true, amiType }, [`node group does not exist (${d.systemNodeGroup.size} x ${d.systemNodeGroup.instanceTypes.join('/')})`], false));
+  } else if (BUSY.includes(ng.status)) {
+    actions.push({ kind: 'wait', resource: ngId, reason: `node group is ${ng.status}: waiting`, after: ngAfter, step: { type: 'waitNodeGroup' } });
+  } else if (['CREATE_FAILED', 'DELETE_FAILED', 'DELETING'].includes(ng.status)) {
+    blockers.push(`node group ${d.systemNodeGroup.name} of cluster ${d.clusterName} is ${ng.status}; apply cannot use it: delete it (aws eks delete-nodegroup) or wait for the deletion to finish, then apply again`);
+    actions.push(act(ngId, ngAfter, null, [`node group is ${ng.status}`], true));
   } else {
     const size = d.systemNodeGroup.size;
     const reasons: string[] = [];
@@ -247,11 +289,20 @@ export function planApply(d: DesiredState, o: Observed): Plan {
     const set = Object.fromEntries(Object.entries(want).filter(([k, v]) => ng.labels[k] !== v));
     const remove = Object.keys(ng.labels).filter((k) => !(k in want));
     if (Object.keys(set).length + remove.length > 0) reasons.push(`labels differ (${Object.keys(set).concat(remove).join(', ')})`);
+    // Nodes follow the control plane, after it: EKS refuses nodes newer than the control plane.
+    const versionLag = ng.version !== undefined && compareMinor(ng.version, d.kubernetesVersion) < 0;
+    if (versionLag) reasons.push(`nodes run Kubernetes ${ng.version}, want ${d.kubernetesVersion} (after the control plane)`);
     const step: Step | null =
       reasons.length > 0
-        ? { type: 'nodeGroup', create: false, ...(sizeDrift ? { size } : {}), ...(Object.keys(set).length + remove.length > 0 ? { labels: { set, remove } } : {}) }
+        ? {
+            type: 'nodeGroup',
+            create: false,
+            ...(sizeDrift ? { size } : {}),
+            ...(Object.keys(set).length + remove.length > 0 ? { labels: { set, remove } } : {}),
+            ...(versionLag ? { version: d.kubernetesVersion } : {}),
+          }
         : null;
-    actions.push(act(ngId, ngAfter, step, reasons.length > 0 ? reasons : [`${ng.status}, ${size} nodes`], true));
+    actions.push(claim(act(ngId, ngAfter, step, reasons.length > 0 ? reasons : [`${ng.status}, ${size} nodes`], true), ng.tags, { type: 'nodeGroup', create: false }, d, opts, blockers));
   }
 
   // Karpenter nodes join through an access entry for their role.
@@ -277,12 +328,19 @@ export function planApply(d: DesiredState, o: Observed): Plan {
       ? ['queue does not exist']
       : Object.keys(changed).map((k) => (k === 'Policy' ? (q.attributes[k] ? 'queue policy differs' : 'queue policy missing') : `${k} is ${q.attributes[k] ?? 'unset'}, want ${attrs[k]}`));
   actions.push(
-    act(
-      queueId,
-      [],
-      qReasons.length > 0 ? { type: 'queue', create: q === null, attributes: q === null ? attrs : changed } : null,
-      qReasons.length > 0 ? qReasons : ['retention 300 s, SSE on, policy matches'],
-      q !== null,
+    claim(
+      act(
+        queueId,
+        [],
+        qReasons.length > 0 ? { type: 'queue', create: q === null, attributes: q === null ? attrs : changed } : null,
+        qReasons.length > 0 ? qReasons : ['retention 300 s, SSE on, policy matches'],
+        q !== null,
+      ),
+      q?.tags,
+      { type: 'queue', create: false, attributes: {} },
+      d,
+      opts,
+      blockers,
     ),
   );
   const qArn = queueArn(d, o);
@@ -297,15 +355,26 @@ export function planApply(d: DesiredState, o: Observed): Plan {
         ? [`rule does not exist (${rule.detailType})`]
         : [...(putRule ? ['event pattern or state differs'] : []), ...(putTarget ? ['queue target missing'] : [])];
     actions.push(
-      act(R.rule(name), [queueId], putRule || putTarget ? { type: 'rule', name, pattern, putRule, putTarget } : null, reasons.length > 0 ? reasons : [`${rule.detailType} -> queue`], have !== null),
+      claim(
+        act(R.rule(name), [queueId], putRule || putTarget ? { type: 'rule', name, pattern, putRule, putTarget } : null, reasons.length > 0 ? reasons : [`${rule.detailType} -> queue`], have !== null),
+        have?.tags,
+        { type: 'rule', name, pattern, putRule: false, putTarget: false },
+        d,
+        opts,
+        blockers,
+      ),
     );
   });
 
   // Controller identity.
   if (d.identity === 'irsa') {
-    actions.push(
-      act(R.oidc(d.clusterName), [cluster], o.oidcProviderArn ? null : { type: 'oidcProvider' }, [o.oidcProviderArn ? 'OIDC provider exists' : 'OIDC provider for the cluster issuer does not exist'], o.oidcProviderArn !== null),
-    );
+    const arn = o.oidcProviderArn;
+    const oidc = act(R.oidc(d.clusterName), [cluster], arn ? null : { type: 'oidcProvider' }, [arn ? 'OIDC provider exists' : 'OIDC provider for the cluster issuer does not exist'], arn !== null);
+    if (arn === null || owned(d, o.oidcProviderTags)) actions.push(oidc);
+    else if (!opts.adopt) {
+      blockers.push(notOurs(oidc.resource));
+      actions.push(oidc);
+    } else actions.push({ ...oidc, kind: 'update', reason: `adopt: add ${MANAGED_BY.key}=${MANAGED_BY.value} and the environment tags`, step: { type: 'oidcProvider', adopt: arn } });
   } else {
     actions.push(act(R.addon, [cluster], o.addon ? null : { type: 'addon' }, [o.addon ? 'add-on installed' : 'eks-pod-identity-agent add-on not installed'], o.addon));
     const ctrlArn = roleArn(o, controllerRole);
@@ -343,9 +412,12 @@ export interface DestroyOptions {
 const LIVE_STATES = ['pending', 'running', 'stopping', 'stopped', 'shutting-down'];
 
 /**
- * Plans `destroy` in article 1's safe order: no Karpenter node may outlive the cluster
- * (its instances, launch templates and instance profiles go first), then everything else
- * in reverse dependency order. What is already gone is a noop.
+ * Plans `destroy` in article 1's safe order: no Karpenter node may outlive the cluster.
+ * The controller loses its permissions first (inline policy, pod identity association):
+ * while it runs it replaces every node we terminate. Then its instances, launch templates
+ * and instance profiles go, then everything else in reverse dependency order, and once the
+ * cluster is gone a second sweep removes anything it launched in between. What is already
+ * gone is a noop.
  */
 export function planDestroy(d: DesiredState, o: Observed, opts: DestroyOptions): Plan {
   const blockers: string[] = [];
@@ -361,39 +433,65 @@ export function planDestroy(d: DesiredState, o: Observed, opts: DestroyOptions):
   }
   const del = (resource: string, after: readonly string[], step: Step | null, what: string) =>
     actions.push(step === null ? { kind: 'noop', resource, reason: `${what} already gone`, after } : { kind: 'delete', resource, reason: `${what} exists`, after, step });
+  // Named resources without our tags are someone else's: never deleted, listed.
+  const foreign: string[] = [];
+  const ours = (resource: string, tags: Readonly<Record<string, string>> | undefined) => {
+    if (tags === undefined || owned(d, tags)) return true;
+    foreign.push(resource);
+    return false;
+  };
+  const keep = (resource: string, after: readonly string[]) => actions.push({ kind: 'noop', resource, reason: 'not created by karpenter-gitops, left in place', after });
+  const delOwned = (resource: string, tags: Readonly<Record<string, string>> | undefined, after: readonly string[], step: Step | null, what: string) =>
+    ours(resource, tags) ? del(resource, after, step, what) : keep(resource, after);
+  // Inside someone else's cluster we remove nothing of theirs (add-on, access entry, node group).
+  const clusterOurs = o.cluster === null || owned(d, o.cluster.tags);
 
-  del(R.instances, [], live.length > 0 ? { type: 'terminateInstances', ids: live.map((i) => i.id) } : null, 'Karpenter instances');
+  const ctrl = d.names.controllerRole;
+  const cut = R.controllerPolicy(ctrl);
+  const pia = R.podIdentity(d.namespace, d.serviceAccount);
+  const ctrlRole = o.roles[ctrl];
+  del(cut, [], ctrlRole && owned(d, ctrlRole.tags) && ctrlRole.inline[CONTROLLER_POLICY_NAME] !== undefined ? { type: 'cutController', role: ctrl, policy: CONTROLLER_POLICY_NAME } : null, `controller policy ${CONTROLLER_POLICY_NAME}`);
+  del(pia, [], o.podIdentityAssociation ? { type: 'deletePodIdentityAssociation', id: o.podIdentityAssociation.id } : null, 'pod identity association');
+  const cutOff = [cut, pia];
+  del(R.instances, cutOff, live.length > 0 ? { type: 'terminateInstances', ids: live.map((i) => i.id) } : null, 'Karpenter instances');
   del(R.launchTemplates, [R.instances], k.launchTemplates.length > 0 ? { type: 'deleteLaunchTemplates', ids: k.launchTemplates.map((t) => t.id) } : null, `Karpenter launch templates${k.launchTemplates.length ? ` (${k.launchTemplates.map((t) => t.name).join(', ')})` : ''}`);
   del(R.instanceProfiles, [R.instances], k.instanceProfiles.length > 0 ? { type: 'deleteInstanceProfiles', profiles: k.instanceProfiles } : null, `Karpenter instance profiles${k.instanceProfiles.length ? ` (${k.instanceProfiles.map((p) => p.name).join(', ')})` : ''}`);
   const karpenterGone = [R.instances, R.launchTemplates, R.instanceProfiles];
 
   // Things inside the cluster go before it; the interruption path goes after the nodes.
-  const pia = R.podIdentity(d.namespace, d.serviceAccount);
-  del(pia, karpenterGone, o.podIdentityAssociation ? { type: 'deletePodIdentityAssociation', id: o.podIdentityAssociation.id } : null, 'pod identity association');
-  del(R.addon, [pia], o.addon ? { type: 'deleteAddon' } : null, 'eks-pod-identity-agent add-on');
-  del(R.accessEntry(d.names.nodeRole), karpenterGone, o.accessEntry ? { type: 'deleteAccessEntry' } : null, 'node role access entry');
+  del(R.addon, [pia], o.addon && clusterOurs ? { type: 'deleteAddon' } : null, 'eks-pod-identity-agent add-on');
+  del(R.accessEntry(d.names.nodeRole), karpenterGone, o.accessEntry && clusterOurs ? { type: 'deleteAccessEntry' } : null, 'node role access entry');
   d.names.rules.forEach((name) => {
     const r = o.rules[name];
-    del(R.rule(name), karpenterGone, r ? { type: 'deleteRule', name, targetIds: r.targets.map((t) => t.id) } : null, `rule ${name}`);
+    delOwned(R.rule(name), r?.tags, karpenterGone, r ? { type: 'deleteRule', name, targetIds: r.targets.map((t) => t.id) } : null, `rule ${name}`);
   });
   const ngId = R.nodeGroup(d.clusterName, d.systemNodeGroup.name);
-  del(ngId, karpenterGone, o.nodeGroup ? { type: 'deleteNodeGroup' } : null, 'system node group');
-  del(cluster, [ngId, R.addon, pia, R.accessEntry(d.names.nodeRole)], o.cluster ? { type: 'deleteCluster' } : null, 'cluster');
-  del(R.oidc(d.clusterName), [cluster], o.oidcProviderArn ? { type: 'deleteOidcProvider', arn: o.oidcProviderArn } : null, 'OIDC provider');
-  del(R.queue(d.names.queue), d.names.rules.map(R.rule), o.queue ? { type: 'deleteQueue', url: o.queue.url } : null, 'interruption queue');
+  delOwned(ngId, o.nodeGroup?.tags, karpenterGone, o.nodeGroup ? { type: 'deleteNodeGroup' } : null, 'system node group');
+  // EKS deletes the cluster security group with the cluster: untag it while it still exists.
+  del(R.sgTag, cutOff, o.taggedSecurityGroups.length > 0 ? { type: 'tagSecurityGroups', add: null, remove: o.taggedSecurityGroups } : null, `discovery tag on security groups${o.taggedSecurityGroups.length ? ` ${o.taggedSecurityGroups.join(', ')}` : ''}`);
+  delOwned(cluster, o.cluster?.tags, [ngId, R.addon, pia, R.accessEntry(d.names.nodeRole), R.sgTag], o.cluster ? { type: 'deleteCluster' } : null, 'cluster');
+  // Always planned when anything is deleted: what Karpenter launched during the teardown is unknown until the cluster is gone.
+  actions.push({ kind: 'delete', resource: R.sweep, reason: 'after the cluster is gone: Karpenter instances, launch templates and instance profiles that appeared meanwhile', after: [cluster, ...karpenterGone], step: { type: 'sweepKarpenter' } });
+  delOwned(R.oidc(d.clusterName), o.oidcProviderArn ? o.oidcProviderTags : undefined, [cluster], o.oidcProviderArn ? { type: 'deleteOidcProvider', arn: o.oidcProviderArn } : null, 'OIDC provider');
+  delOwned(R.queue(d.names.queue), o.queue?.tags, d.names.rules.map(R.rule), o.queue ? { type: 'deleteQueue', url: o.queue.url } : null, 'interruption queue');
   const roleAfter: Record<string, readonly string[]> = {
     [d.names.clusterRole]: [cluster],
     [d.names.systemNodeRole]: [ngId],
-    [d.names.nodeRole]: [...karpenterGone, R.accessEntry(d.names.nodeRole)],
-    [d.names.controllerRole]: [pia, cluster],
+    [d.names.nodeRole]: [...karpenterGone, R.accessEntry(d.names.nodeRole), R.sweep],
+    [ctrl]: [cut, pia, cluster],
   };
   for (const [name, after] of Object.entries(roleAfter)) {
     const r = o.roles[name];
-    del(R.role(name), after, r ? { type: 'deleteRole', name, attached: r.attached, inline: Object.keys(r.inline) } : null, `role ${name}`);
+    delOwned(R.role(name), r?.tags, after, r ? { type: 'deleteRole', name, attached: r.attached, inline: Object.keys(r.inline) } : null, `role ${name}`);
   }
   const subnetTagged = d.privateSubnetIds.filter((id) => o.subnets[id]?.tagged).concat(o.strayTaggedSubnets);
   del(R.subnetTags, [cluster], subnetTagged.length > 0 ? { type: 'tagSubnets', add: [], remove: subnetTagged } : null, `discovery tag on subnets${subnetTagged.length ? ` ${subnetTagged.join(', ')}` : ''}`);
-  del(R.sgTag, [cluster], o.taggedSecurityGroups.length > 0 ? { type: 'tagSecurityGroups', add: null, remove: o.taggedSecurityGroups } : null, `discovery tag on security groups${o.taggedSecurityGroups.length ? ` ${o.taggedSecurityGroups.join(', ')}` : ''}`);
+  // Nothing else to delete (or a cluster that is not ours, whose Karpenter we leave alone): the sweep alone is no reason to run.
+  if (!clusterOurs || actions.every((a) => a.kind === 'noop' || a.resource === R.sweep)) {
+    const i = actions.findIndex((a) => a.resource === R.sweep);
+    const reason = clusterOurs ? 'nothing to sweep: no cluster, no Karpenter resources' : 'the cluster is not ours and stays: its Karpenter resources are left alone';
+    actions[i] = { kind: 'noop', resource: R.sweep, reason, after: actions[i]!.after };
+  }
 
   return {
     operation: 'destroy',
@@ -405,10 +503,65 @@ export function planDestroy(d: DesiredState, o: Observed, opts: DestroyOptions):
     names: knownNames(d),
     actions,
     blockers,
-    // Account-wide and shared with every Spot user of the account: never ours to delete.
-    warnings: ['the EC2 Spot service-linked role is account-wide and is kept'],
+    warnings: [
+      // Account-wide and shared with every Spot user of the account: never ours to delete.
+      'the EC2 Spot service-linked role is account-wide and is kept',
+      ...(foreign.length > 0 ? [`not created by karpenter-gitops, left in place: ${foreign.join(', ')}`] : []),
+    ],
   };
 }
+
+/** Graviton families carry a `g` right after the generation digit: t4g, m7g, c7gn, r6gd, x2gd, im4gn. */
+export const architectureOf = (instanceType: string): 'arm64' | 'x86_64' => (/^[a-z]+\d+g[a-z]*$/.test(instanceType.split('.')[0] ?? '') ? 'arm64' : 'x86_64');
+const architectures = (types: readonly string[]) => new Set(types.map(architectureOf));
+
+/** Statuses that end by themselves: wait for them instead of acting. */
+const BUSY = ['CREATING', 'UPDATING'];
+
+/** An ACTIVE cluster against the config: version (one minor at a time, never down), authentication mode, endpoint access. */
+function clusterAction(d: DesiredState, c: ObservedCluster, resource: string, after: readonly string[], blockers: string[], warnings: string[], opts: ApplyOptions): Action {
+  const reasons: string[] = [];
+  const gap = compareMinor(d.kubernetesVersion, c.version);
+  if (gap < 0) blockers.push(`cluster.kubernetesVersion: cluster runs ${c.version}, config says ${d.kubernetesVersion}; EKS cannot downgrade`);
+  else if (gap > 1) {
+    const next = `1.${Number(c.version.split('.')[1]) + 1}`;
+    blockers.push(`cluster.kubernetesVersion: cluster runs ${c.version}, config says ${d.kubernetesVersion}; EKS upgrades one minor version at a time: set ${next}, apply, then go on`);
+  } else if (gap === 1) reasons.push(`version ${c.version}, want ${d.kubernetesVersion}`);
+  // Switching modes changes who can reach the cluster (aws-auth stops counting): only when asked.
+  const authDrift = c.authenticationMode !== undefined && c.authenticationMode !== 'API' && opts.adopt === true;
+  if (c.authenticationMode === 'CONFIG_MAP' && !opts.adopt) {
+    blockers.push(`cluster ${d.clusterName} uses authentication mode CONFIG_MAP; Karpenter's access entry needs API, and apply switches it only with --adopt`);
+  }
+  if (c.authenticationMode === 'API_AND_CONFIG_MAP' && !opts.adopt) warnings.push(`cluster ${d.clusterName} uses authentication mode API_AND_CONFIG_MAP, left as is; --adopt switches it to API`);
+  // EKS moves one step at a time: CONFIG_MAP -> API_AND_CONFIG_MAP -> API.
+  const nextMode = c.authenticationMode === 'CONFIG_MAP' ? ('API_AND_CONFIG_MAP' as const) : ('API' as const);
+  if (authDrift) reasons.push(`authentication mode ${c.authenticationMode}, want API (now ${nextMode})`);
+  const want: EndpointAccess = { public: d.publicAccessCidrs.length > 0, private: true, publicAccessCidrs: d.publicAccessCidrs };
+  const endpointReasons = [
+    ...(c.endpointPublicAccess !== undefined && c.endpointPublicAccess !== want.public ? [`public endpoint ${onOff(c.endpointPublicAccess)}, want ${onOff(want.public)}`] : []),
+    ...(c.endpointPrivateAccess !== undefined && c.endpointPrivateAccess !== want.private ? [`private endpoint ${onOff(c.endpointPrivateAccess)}, want on`] : []),
+    ...(want.public && c.publicAccessCidrs !== undefined && !sameSet(c.publicAccessCidrs, want.publicAccessCidrs)
+      ? [`public access CIDRs ${c.publicAccessCidrs.join(', ') || 'none'}, want ${want.publicAccessCidrs.join(', ')}`]
+      : []),
+  ];
+  reasons.push(...endpointReasons);
+  if (reasons.length === 0) return act(resource, after, null, [`${c.status}, Kubernetes ${c.version}`], true);
+  return act(
+    resource,
+    after,
+    {
+      type: 'cluster',
+      create: false,
+      ...(gap === 1 ? { version: d.kubernetesVersion } : {}),
+      ...(authDrift ? { authenticationMode: nextMode } : {}),
+      ...(endpointReasons.length > 0 ? { endpoint: want } : {}),
+    },
+    reasons,
+    true,
+  );
+}
+
+const onOff = (b: boolean) => (b ? 'on' : 'off');
 
 function compareMinor(a: string, b: string): number {
   const minor = (v: string) => Number(v.split('.')[1]);
@@ -419,7 +572,7 @@ function sameSet(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((x) => b.includes(x));
 }
 
-const SYMBOL: Record<Action['kind'], string> = { create: '+', update: '~', delete: '-', noop: '=' };
+const SYMBOL: Record<Action['kind'], string> = { create: '+', update: '~', delete: '-', wait: '>', noop: '=' };
 
 /** The plan as a person reads it: one line per resource, the reason beside it. */
 export function renderPlan(plan: Plan): string {
@@ -437,7 +590,8 @@ export function renderPlan(plan: Plan): string {
 
 export function summary(plan: Plan): string {
   const n = (k: Action['kind']) => plan.actions.filter((a) => a.kind === k).length;
-  return `${n('create')} to create, ${n('update')} to update, ${n('delete')} to delete, ${n('noop')} unchanged.`;
+  const waits = n('wait') > 0 ? `${n('wait')} to wait for, ` : '';
+  return `${n('create')} to create, ${n('update')} to update, ${n('delete')} to delete, ${waits}${n('noop')} unchanged.`;
 }
 
 /** `--json`: the plan without the SDK-facing step payloads' documents (they are long), but with every decision. */

@@ -1,9 +1,12 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { CreateLaunchTemplateCommand, DescribeInstancesCommand, DescribeLaunchTemplatesCommand, DescribeSecurityGroupsCommand, DescribeSubnetsCommand, EC2Client, RunInstancesCommand } from '@aws-sdk/client-ec2';
 import { EKSClient, DescribeClusterCommand, DescribeNodegroupCommand, ListClustersCommand } from '@aws-sdk/client-eks';
 import { EventBridgeClient, ListRulesCommand, ListTargetsByRuleCommand } from '@aws-sdk/client-eventbridge';
 import {
   AddRoleToInstanceProfileCommand,
+  AttachRolePolicyCommand,
+  CreateRoleCommand,
   CreateInstanceProfileCommand,
   GetRoleCommand,
   GetRolePolicyCommand,
@@ -14,7 +17,7 @@ import {
   ListRolesCommand,
 } from '@aws-sdk/client-iam';
 import type { ServiceInputTypes, ServiceOutputTypes } from '@aws-sdk/client-sqs';
-import { GetQueueAttributesCommand, GetQueueUrlCommand, ListQueuesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { GetQueueAttributesCommand, GetQueueUrlCommand, ListQueuesCommand, SQSClient, UntagQueueCommand } from '@aws-sdk/client-sqs';
 import type { FinalizeRequestMiddleware } from '@smithy/types';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { OUTPUT_KEYS, readOutputs } from '../../config/outputs.js';
@@ -115,6 +118,36 @@ describe('apply, apply again, outputs, destroy, destroy again (moto)', () => {
     expect(second.mutatingCalls).toEqual([]);
     expect(second.stdout).toContain('0 to create, 0 to update, 0 to delete, 18 unchanged.');
     expect(second.stdout).toMatch(/No changes: 0 mutating calls/);
+  });
+
+  it('GIVEN a team attached AmazonEBSCSIDriverPolicy to the node role WHEN applied again THEN it stays attached and the plan warns; with --prune-iam it is detached', async () => {
+    await infra(world, 'apply');
+    const iam = new IAMClient(cfg());
+    const role = `KarpenterNodeRole-${CLUSTER}`;
+    await iam.send(new AttachRolePolicyCommand({ RoleName: role, PolicyArn: 'arn:aws:iam::aws:policy/service-role/AmazonEBSCSIDriverPolicy' }));
+    const again = await infra(world, 'apply');
+    expect(again.code).toBe(0);
+    expect(again.mutatingCalls).toEqual([]);
+    expect(again.stdout).toContain(`warning: role ${role}: managed policies AmazonEBSCSIDriverPolicy not managed by this tool, left in place; --prune-iam removes them`);
+    const names = async () => (await iam.send(new ListAttachedRolePoliciesCommand({ RoleName: role }))).AttachedPolicies!.map((p) => p.PolicyName);
+    expect(await names()).toContain('AmazonEBSCSIDriverPolicy');
+    const pruned = await infra(world, 'apply', { extraArgs: ['--prune-iam'] });
+    expect(pruned.mutatingCalls).toEqual(['DetachRolePolicy']);
+    expect(await names()).not.toContain('AmazonEBSCSIDriverPolicy');
+  });
+
+  it('GIVEN publicAccessCidrs emptied in the environment file WHEN applied again THEN the public endpoint is turned off in one UpdateClusterConfig', async () => {
+    await infra(world, 'apply');
+    const file = join(world.envDir, 'test.yaml');
+    writeFileSync(file, readFileSync(file, 'utf8').replace('publicAccessCidrs: [203.0.113.0/24]', 'publicAccessCidrs: []'));
+    const res = await infra(world, 'apply');
+    expect(res.stderr).toBe('');
+    expect(res.stdout).toContain(`~ update eks:cluster/${CLUSTER}`);
+    expect(res.stdout).toContain('public endpoint on, want off');
+    expect(res.mutatingCalls).toEqual(['UpdateClusterConfig']);
+    const vpc = (await new EKSClient(cfg()).send(new DescribeClusterCommand({ name: CLUSTER }))).cluster!.resourcesVpcConfig!;
+    expect(vpc).toMatchObject({ endpointPublicAccess: false, endpointPrivateAccess: true });
+    expect((await infra(world, 'apply')).mutatingCalls).toEqual([]);
   });
 
   it('GIVEN an applied environment WHEN outputs runs THEN the file passes the shared contract with the real names', async () => {
@@ -226,6 +259,60 @@ describe('resilience (moto)', () => {
     expect(attempts).toBe(3);
     expect(res.mutatingCalls.filter((c) => c === 'CreateQueue')).toEqual(['CreateQueue']);
   });
+
+  it('GIVEN EKS does not see the fresh cluster role twice WHEN apply runs THEN CreateCluster is retried, the wait is printed, and the cluster is made', async () => {
+    let attempts = 0;
+    const notPropagated = (clients: AwsClients) =>
+      clients.eks.middlewareStack.add(
+        (next, context) => async (args) => {
+          if (context.commandName === 'CreateClusterCommand' && ++attempts <= 2) {
+            throw Object.assign(new Error(`Role with arn: arn:aws:iam::${ACCOUNT}:role/EKSClusterRole-${CLUSTER} could not be assumed because it does not exist or the trusted entity is not correct`), {
+              name: 'InvalidParameterException',
+              $metadata: { httpStatusCode: 400 },
+            });
+          }
+          return next(args);
+        },
+        { step: 'initialize', name: 'injectPropagationDelay' },
+      );
+    const res = await infra(world, 'apply', { tweak: notPropagated });
+    expect(res.stderr).toBe('');
+    expect(res.code).toBe(0);
+    expect(attempts).toBe(3);
+    expect(res.stdout).toMatch(new RegExp(`  CreateCluster ${CLUSTER}: IAM has not propagated the role yet \\(Role with arn: .* could not be assumed .*\\); retry 2 in \\d+\\.\\d s`));
+    expect((await new EKSClient(cfg()).send(new DescribeClusterCommand({ name: CLUSTER }))).cluster?.status).toBe('ACTIVE');
+  });
+});
+
+describe('ownership tags (moto)', () => {
+  it('GIVEN a same-named role someone else made WHEN applied THEN apply refuses; with --adopt it is tagged and managed; destroy then deletes it', async () => {
+    const iam = new IAMClient(cfg());
+    const role = `KarpenterNodeRole-${CLUSTER}`;
+    await iam.send(new CreateRoleCommand({ RoleName: role, AssumeRolePolicyDocument: JSON.stringify({ Version: '2012-10-17', Statement: [] }) }));
+    const refused = await infra(world, 'apply');
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toContain(`refused: iam:role/${role} exists but was not created by karpenter-gitops (no managed-by=karpenter-gitops tag); pass --adopt to tag it and manage it`);
+    expect(refused.mutatingCalls).toEqual([]);
+
+    const adopted = await infra(world, 'apply', { extraArgs: ['--adopt'] });
+    expect(adopted.stderr).toBe('');
+    expect(adopted.code).toBe(0);
+    const tags = Object.fromEntries((await iam.send(new GetRoleCommand({ RoleName: role }))).Role!.Tags!.map((t) => [t.Key, t.Value]));
+    expect(tags).toEqual({ 'managed-by': 'karpenter-gitops', 'karpenter-gitops/environment': 'test', 'karpenter-gitops/cluster': CLUSTER });
+    expect((await infra(world, 'apply')).mutatingCalls).toEqual([]);
+  });
+
+  it('GIVEN a same-named queue someone else made WHEN destroy runs THEN it is left in place and listed', async () => {
+    await infra(world, 'apply');
+    const sqs = new SQSClient(cfg());
+    const url = (await sqs.send(new GetQueueUrlCommand({ QueueName: CLUSTER }))).QueueUrl!;
+    await sqs.send(new UntagQueueCommand({ QueueUrl: url, TagKeys: ['managed-by'] }));
+    const res = await infra(world, 'destroy', { extraArgs: ['--yes'] });
+    expect(res.code).toBe(0);
+    expect(res.stdout).toContain(`warning: not created by karpenter-gitops, left in place: sqs:queue/${CLUSTER}`);
+    expect(res.mutatingCalls).not.toContain('DeleteQueue');
+    expect((await sqs.send(new ListQueuesCommand({}))).QueueUrls).toEqual([url]);
+  });
 });
 
 describe('destroy with Karpenter nodes (moto)', () => {
@@ -267,7 +354,11 @@ describe('destroy with Karpenter nodes (moto)', () => {
     expect(res.stderr).toBe('');
     expect(res.code).toBe(0);
     const order = res.mutatingCalls;
-    expect(order[0]).toBe('TerminateInstances');
+    // The controller loses its permissions before any of its nodes is touched.
+    expect(order.slice(0, 2).sort()).toEqual(['DeletePodIdentityAssociation', 'DeleteRolePolicy']);
+    expect(order.indexOf('TerminateInstances')).toBeGreaterThan(1);
+    expect(order.indexOf('TerminateInstances')).toBeLessThan(order.indexOf('DeleteNodegroup'));
+    expect(order.indexOf('DeleteTags')).toBeLessThan(order.indexOf('DeleteCluster'));
     expect(order.indexOf('DeleteLaunchTemplate')).toBeLessThan(order.indexOf('DeleteCluster'));
     expect(order.indexOf('DeleteInstanceProfile')).toBeLessThan(order.indexOf('DeleteCluster'));
     const state = (await ec2.send(new DescribeInstancesCommand({ InstanceIds: [instanceId] }))).Reservations![0]!.Instances![0]!.State!.Name;
@@ -277,9 +368,56 @@ describe('destroy with Karpenter nodes (moto)', () => {
   });
 });
 
+describe('destroy sweeps what Karpenter launched during the teardown (moto)', () => {
+  it('GIVEN Karpenter launches a node while the cluster is being deleted WHEN destroy runs THEN a second sweep after the cluster terminates it and removes its template and profile', async () => {
+    await infra(world, 'apply');
+    const ec2 = new EC2Client(cfg());
+    const iam = new IAMClient(cfg());
+    const tags = [
+      { Key: 'karpenter.sh/nodepool', Value: 'default' },
+      { Key: `kubernetes.io/cluster/${CLUSTER}`, Value: 'owned' },
+    ];
+    let launched: string | undefined;
+    // Stands in for a controller that was still running: it launches a node as DeleteCluster is sent.
+    const relaunchOnDeleteCluster = (clients: AwsClients) =>
+      clients.eks.middlewareStack.add(
+        (next, context) => async (args) => {
+          if (context.commandName === 'DeleteClusterCommand' && !launched) {
+            launched = (
+              await ec2.send(new RunInstancesCommand({ ImageId: 'ami-12c6146b', InstanceType: 'm5.large', MinCount: 1, MaxCount: 1, SubnetId: world.subnetIds[0], TagSpecifications: [{ ResourceType: 'instance', Tags: tags }] }))
+            ).Instances![0]!.InstanceId!;
+            await ec2.send(new CreateLaunchTemplateCommand({ LaunchTemplateName: 'karpenter.k8s.aws/late', LaunchTemplateData: {}, TagSpecifications: [{ ResourceType: 'launch-template', Tags: tags }] }));
+            await iam.send(new CreateInstanceProfileCommand({ InstanceProfileName: `${CLUSTER}_late`, Tags: [{ Key: 'karpenter.k8s.aws/ec2nodeclass', Value: 'default' }, tags[1]!] }));
+            await iam.send(new AddRoleToInstanceProfileCommand({ InstanceProfileName: `${CLUSTER}_late`, RoleName: `KarpenterNodeRole-${CLUSTER}` }));
+          }
+          return next(args);
+        },
+        { step: 'initialize', name: 'lateLaunch' },
+      );
+    const res = await infra(world, 'destroy', { extraArgs: ['--yes'], tweak: relaunchOnDeleteCluster });
+    expect(res.stderr).toBe('');
+    expect(res.code).toBe(0);
+    expect(res.stdout).toContain('  sweep: Karpenter left 1 instance(s), 1 launch template(s), 1 instance profile(s) after the cluster went; removing them');
+    const order = res.mutatingCalls;
+    expect(order.indexOf('TerminateInstances')).toBeGreaterThan(order.indexOf('DeleteCluster'));
+    const state = (await ec2.send(new DescribeInstancesCommand({ InstanceIds: [launched!] }))).Reservations![0]!.Instances![0]!.State!.Name;
+    expect(state).toBe('terminated');
+    expect((await ec2.send(new DescribeLaunchTemplatesCommand({}))).LaunchTemplates).toEqual([]);
+    expect((await iam.send(new ListInstanceProfilesCommand({}))).InstanceProfiles).toEqual([]);
+    expect((await iam.send(new ListRolesCommand({}))).Roles!.map((r) => r.RoleName).filter((n) => n!.includes(CLUSTER))).toEqual([]);
+  });
+});
+
 describe('IRSA (moto)', () => {
-  it('GIVEN --identity irsa WHEN applied THEN an OIDC provider for the cluster issuer exists and the controller trusts only its service account', async () => {
-    const res = await infra(world, 'apply', { extraArgs: ['--identity', 'irsa'] });
+  it('GIVEN --identity on the command line WHEN run THEN it is refused: the file is the one source the charts also read', async () => {
+    const res = await infra(world, 'plan', { extraArgs: ['--identity', 'irsa'] });
+    expect(res.code).toBe(2);
+    expect(res.stderr).toBe('--identity is no longer accepted: set cluster.identity in the environment file (the charts read it from there too)');
+  });
+
+  it('GIVEN cluster.identity irsa WHEN applied THEN an OIDC provider for the cluster issuer exists and the controller trusts only its service account', async () => {
+    world = await makeWorld(moto.endpoint, 'irsa');
+    const res = await infra(world, 'apply');
     expect(res.stderr).toBe('');
     expect(res.code).toBe(0);
     const issuer = (await new EKSClient(cfg()).send(new DescribeClusterCommand({ name: CLUSTER }))).cluster!.identity!.oidc!.issuer!.replace('https://', '');
@@ -289,7 +427,7 @@ describe('IRSA (moto)', () => {
     const trust = JSON.parse(decodeURIComponent((await iam.send(new GetRoleCommand({ RoleName: `KarpenterController-${CLUSTER}` }))).Role!.AssumeRolePolicyDocument!));
     expect(trust.Statement[0].Condition).toEqual({ StringEquals: { [`${issuer}:sub`]: 'system:serviceaccount:kube-system:karpenter', [`${issuer}:aud`]: 'sts.amazonaws.com' } });
     expect(world.standIn.associations.size).toBe(0);
-    const again = await infra(world, 'apply', { extraArgs: ['--identity', 'irsa'] });
+    const again = await infra(world, 'apply');
     expect(again.mutatingCalls).toEqual([]);
   });
 });

@@ -89,6 +89,7 @@ export async function infra(world: World, command: string, opts: RunOptions = {}
       out: (l) => out.push(l),
       err: (l) => err.push(l),
       pollMs: 10,
+      retryBaseMs: 10,
       clients: async (o: ClientOptions) => {
         const clients = await createClients(o);
         installEksStandIn(clients.eks, world.standIn);
