@@ -1,9 +1,9 @@
-import { readFileSync, readdirSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_AMI_ALIAS } from './defaults.js';
 import { ConfigError, describeValue } from './errors.js';
-import { parseYamlInput } from './yaml-input.js';
+import { parseYamlInput, readInputText } from './yaml-input.js';
 import { nodeClassSchema, nodePoolSchema } from './karpenter-schema.js';
 import { objectName, quantity, strict, uniqueNames } from './schema-kit.js';
 import { checkWorkloads, workloadWarnings, workloadsSchema } from './workload-schema.js';
@@ -95,13 +95,7 @@ export function loadEnvironment(path: string, file = path): LoadedEnvironment {
   if (!nameCheck.success) {
     throw new ConfigError(file, [{ path: '', message: `file name must be a lowercase RFC 1123 name followed by .yaml, got ${describeValue(basename(file))}` }]);
   }
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    throw new ConfigError(file, [{ path: '', message: `cannot be read: ${(err as Error).message}` }]);
-  }
-  return parseEnvironment(file, text);
+  return parseEnvironment(file, readInputText(path, file));
 }
 
 /** Validates environment YAML text; `file` names it in messages. */

@@ -1,7 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
-import { parseYamlInput } from './yaml-input.js';
+import { parseYamlInput, readInputText } from './yaml-input.js';
 import { labelKey, labelValue, nonEmpty, objectName, strict } from './schema-kit.js';
 
 /**
@@ -94,13 +93,7 @@ export interface LoadedGitops {
 
 /** Reads and validates the gitops file; `file` names it in messages. Throws ConfigError listing every problem. */
 export function loadGitops(path: string, file = GITOPS_FILE): LoadedGitops {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    throw new ConfigError(file, [{ path: '', message: `cannot be read: ${(err as Error).message}` }]);
-  }
-  return parseGitops(file, text);
+  return parseGitops(file, readInputText(path, file));
 }
 
 export function parseGitops(file: string, text: string): LoadedGitops {

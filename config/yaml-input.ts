@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { ConfigError, describeValue, issuesFromZod } from './errors.js';
@@ -20,4 +21,13 @@ export function parseYamlInput<S extends z.ZodType>(file: string, text: string, 
   const parsed = schema.safeParse(raw);
   if (!parsed.success) throw new ConfigError(file, issuesFromZod(parsed.error, raw));
   return parsed.data;
+}
+
+/** Reads an input file; one that cannot be read is a ConfigError naming it, like any other bad input. */
+export function readInputText(path: string, file: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(file, [{ path: '', message: `cannot be read: ${(err as Error).message}` }]);
+  }
 }
