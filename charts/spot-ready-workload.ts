@@ -220,6 +220,9 @@ export class SpotReadyWorkload extends Construct {
         maxUnavailable: budget.maxUnavailable === undefined ? undefined : intOrString(budget.maxUnavailable),
         minAvailable: budget.minAvailable === undefined ? undefined : intOrString(budget.minAvailable),
         selector: { matchLabels: selector },
+        // Without this, one crash-looping pod counts against the budget and blocks every
+        // drain (consolidation, drift, expiry) of the node it sits on, forever.
+        unhealthyPodEvictionPolicy: 'AlwaysAllow',
       },
     });
   }

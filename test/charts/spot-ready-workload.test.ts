@@ -74,7 +74,7 @@ describe('SpotReadyWorkload with only a name and an image', () => {
       apiVersion: 'policy/v1',
       kind: 'PodDisruptionBudget',
       metadata: { name: 'api', namespace: 'default', annotations: { 'argocd.argoproj.io/sync-wave': '2' } },
-      spec: { maxUnavailable: 1, selector },
+      spec: { maxUnavailable: 1, selector, unhealthyPodEvictionPolicy: 'AlwaysAllow' },
     });
   });
 
@@ -125,9 +125,9 @@ describe('SpotReadyWorkload overrides', () => {
   });
 
   it('emits minAvailable (number or percentage) instead of maxUnavailable', () => {
-    expect(synth({ replicas: 3, disruptionBudget: { minAvailable: 2 } }).budget.spec).toEqual({ minAvailable: 2, selector });
-    expect(synth({ replicas: 4, disruptionBudget: { minAvailable: '50%' } }).budget.spec).toEqual({ minAvailable: '50%', selector });
-    expect(synth({ disruptionBudget: { maxUnavailable: '25%' } }).budget.spec).toEqual({ maxUnavailable: '25%', selector });
+    expect(synth({ replicas: 3, disruptionBudget: { minAvailable: 2 } }).budget.spec).toEqual({ minAvailable: 2, selector, unhealthyPodEvictionPolicy: 'AlwaysAllow' });
+    expect(synth({ replicas: 4, disruptionBudget: { minAvailable: '50%' } }).budget.spec).toEqual({ minAvailable: '50%', selector, unhealthyPodEvictionPolicy: 'AlwaysAllow' });
+    expect(synth({ disruptionBudget: { maxUnavailable: '25%' } }).budget.spec).toEqual({ maxUnavailable: '25%', selector, unhealthyPodEvictionPolicy: 'AlwaysAllow' });
   });
 
   it('annotates pods karpenter.sh/do-not-disrupt "true" on request, beside other pod annotations', () => {
@@ -265,6 +265,6 @@ describe('Inflate, expressed with SpotReadyWorkload', () => {
         },
       },
     });
-    expect(budget!.spec).toEqual({ maxUnavailable: 1, selector: { matchLabels: { 'app.kubernetes.io/name': 'inflate' } } });
+    expect(budget!.spec).toEqual({ maxUnavailable: 1, selector: { matchLabels: { 'app.kubernetes.io/name': 'inflate' } }, unhealthyPodEvictionPolicy: 'AlwaysAllow' });
   });
 });
