@@ -55,9 +55,22 @@ export const PRESETS: Record<PresetName, PresetFields> = {
 
 type Requirement = NonNullable<NodePoolConfig['requirements']>[number];
 
-/** Preset requirements with the pool's own merged in: same key replaces in place, new keys append. */
+/**
+ * Preset requirements with the pool's own merged in: a key the pool sets replaces every
+ * preset entry for that key (at the first one's place); keys the preset lacks append.
+ * Several entries for one key are kept: Karpenter intersects them (Gte 2 and Lte 8).
+ */
 export function mergeRequirements(base: readonly Requirement[], own: readonly Requirement[]): Requirement[] {
-  const merged = base.map((r) => own.find((o) => o.key === r.key) ?? r);
+  const ownKeys = new Set(own.map((o) => o.key));
+  const merged: Requirement[] = [];
+  const placed = new Set<string>();
+  for (const r of base) {
+    if (!ownKeys.has(r.key)) merged.push(r);
+    else if (!placed.has(r.key)) {
+      merged.push(...own.filter((o) => o.key === r.key));
+      placed.add(r.key);
+    }
+  }
   return [...merged, ...own.filter((o) => !base.some((b) => b.key === o.key))];
 }
 

@@ -182,13 +182,16 @@ export const disruptionSchema = strict({
 /** Presets: article 1 (prod), article 2, and a cheap dev pool. See charts/presets.ts. */
 export const NODE_POOL_PRESETS = ['spot-with-on-demand-fallback', 'spot-multi-arch', 'spot-small'] as const;
 
+/** NodePool and EC2NodeClass names become label values on every node (karpenter.sh/nodepool, karpenter.k8s.aws/ec2nodeclass): 63 characters. */
+const poolOrClassName = objectName.max(63, { error: 'must be at most 63 characters: it becomes a label value on every node' });
+
 export const nodePoolSchema = strict({
-  name: objectName,
+  name: poolOrClassName,
   /** Starting point for requirements, limits, expiry and disruption; explicit fields win. */
   preset: z.enum(NODE_POOL_PRESETS, { error: `must be one of ${NODE_POOL_PRESETS.join(', ')}` }).optional(),
   /** Name of an entry of `nodeClasses`. */
-  nodeClass: objectName.default('default'),
-  /** Merged by key over the preset's requirements: same key replaces, new key appends. */
+  nodeClass: poolOrClassName.default('default'),
+  /** Merged by key over the preset's requirements: a key the pool sets replaces all the preset's entries for it. Several entries per key intersect (e.g. Gte 2 and Lte 8). */
   requirements: z.array(requirementSchema).max(100).optional(),
   labels: z.record(nodeLabelKey, labelValue).optional(),
   annotations: z.record(labelKey, z.string()).optional(),
@@ -220,14 +223,6 @@ export const nodePoolSchema = strict({
       });
     }
   }
-  const keys = new Map<string, number>();
-  (p.requirements ?? []).forEach((r, i) => {
-    const first = keys.get(r.key);
-    if (first !== undefined) {
-      ctx.addIssue({ code: 'custom', path: ['requirements', i, 'key'], message: `must appear once per pool; also at requirements[${first}]`, input: r.key });
-    }
-    keys.set(r.key, i);
-  });
 });
 export type NodePoolConfig = z.infer<typeof nodePoolSchema>;
 
@@ -330,7 +325,7 @@ const blockDeviceMappingSchema = strict({
 });
 
 export const nodeClassSchema = strict({
-  name: objectName,
+  name: poolOrClassName,
   /** Defaults to [{alias: al2023@latest}]; production should pin a version. */
   amiSelectorTerms: z.array(amiSelectorTermSchema).min(1).max(30).optional(),
   amiFamily: enumOf(Ec2NodeClassSpecAmiFamily).optional(),

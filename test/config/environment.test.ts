@@ -107,6 +107,11 @@ describe('environment files: bad input is named by file, field path, value and w
       'environments/prod.yaml: nodePools[1].name: must be unique among node pools; "default" is already used at index 0, got "default"',
     ],
     [
+      'a node pool name longer than a label value (it labels every node)',
+      (e: any) => (e.nodePools[1].name = 'p'.repeat(64)),
+      `environments/prod.yaml: nodePools[1].name: must be at most 63 characters: it becomes a label value on every node, got "${'p'.repeat(64)}"`,
+    ],
+    [
       'duplicate node class names',
       (e: any) => e.nodeClasses.push({ name: 'default' }),
       'environments/prod.yaml: nodeClasses[1].name: must be unique among node classes; "default" is already used at index 0, got "default"',
@@ -143,6 +148,13 @@ describe('environment files: bad input is named by file, field path, value and w
     ],
   ])('%s', (_name, edit, message) => {
     expect(rejects(edit)).toBe(message);
+  });
+
+  it('several requirements on one key are allowed: Karpenter intersects them (a range)', () => {
+    const env = prod();
+    env.nodePools[1].requirements.push({ key: 'karpenter.k8s.aws/instance-cpu', operator: 'Gte', values: ['2'] });
+    env.nodePools[1].requirements.push({ key: 'karpenter.k8s.aws/instance-cpu', operator: 'Lte', values: ['8'] });
+    expect(parseEnvironment(FILE, stringify(env)).config.nodePools[1]!.requirements!.filter((r) => r.key === 'karpenter.k8s.aws/instance-cpu')).toHaveLength(2);
   });
 
   it('well-known labels and the exception domains stay allowed', () => {
