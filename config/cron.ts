@@ -15,9 +15,13 @@ const FIELDS = [
 const DESCRIPTORS = new Set(['@yearly', '@annually', '@monthly', '@weekly', '@daily', '@midnight', '@hourly']);
 
 export function cronProblem(schedule: string): string | undefined {
+  // The CRD's pattern is matched by Go's RE2, whose \s is ASCII only: a non-breaking space
+  // pasted from a web page passes JavaScript's \s and robfig/cron, then fails in the cluster.
+  const odd = [...schedule].find((ch) => !/^[\x20-\x7e]$/.test(ch));
+  if (odd !== undefined) return `contains ${JSON.stringify(odd)} (U+${odd.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}); use plain spaces`;
   const text = schedule.trim();
   if (text.startsWith('@')) return DESCRIPTORS.has(text) ? undefined : `unknown descriptor "${text}"`;
-  const parts = text.split(/\s+/);
+  const parts = text.split(/ +/);
   if (parts.length !== 5) return `has ${parts.length} fields, needs 5 (minute hour day-of-month month day-of-week)`;
   for (let i = 0; i < 5; i++) {
     const problem = fieldProblem(parts[i]!, FIELDS[i]!);

@@ -47,6 +47,9 @@ function convert(s: StructuralSchema, inBranch: boolean): JsonSchema {
       case 'not':
         out.not = convert(value as StructuralSchema, true);
         break;
+      case 'pattern':
+        out.pattern = re2Compatible(value as string);
+        break;
       default:
         out[key] = value;
     }
@@ -61,6 +64,44 @@ function convert(s: StructuralSchema, inBranch: boolean): JsonSchema {
   if (!inBranch && s.type === 'object' && s.additionalProperties === undefined && !s['x-kubernetes-preserve-unknown-fields']) {
     out.additionalProperties = false;
   }
+  return out;
+}
+
+/** Rewritten pattern -> the CRD's own text, so messages quote the pattern as the API server does. */
+const ORIGINAL_PATTERN = new Map<string, string>();
+
+const ASCII_CLASSES: Record<string, [inside: string, outside: string]> = {
+  s: ['\\t\\n\\f\\r ', '[\\t\\n\\f\\r ]'],
+  d: ['0-9', '[0-9]'],
+  w: ['0-9A-Za-z_', '[0-9A-Za-z_]'],
+  S: ['', '[^\\t\\n\\f\\r ]'],
+  D: ['', '[^0-9]'],
+  W: ['', '[^0-9A-Za-z_]'],
+};
+
+/**
+ * The API server matches patterns with Go's RE2, where \s, \d and \w are ASCII only; ajv
+ * uses JavaScript regexes with the u flag, where \s also matches e.g. a non-breaking space.
+ * Rewrite those classes to their ASCII sets so both accept the same strings.
+ */
+export function re2Compatible(pattern: string): string {
+  let out = '';
+  let inClass = false;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]!;
+    if (c === '\\' && i + 1 < pattern.length) {
+      const next = pattern[i + 1]!;
+      const ascii = ASCII_CLASSES[next];
+      // A negated class inside [...] has no plain expansion: keep it (no vendored CRD uses one).
+      out += ascii && !(inClass && ascii[0] === '') ? ascii[inClass ? 0 : 1] : c + next;
+      i++;
+      continue;
+    }
+    if (c === '[' && !inClass) inClass = true;
+    else if (c === ']' && inClass) inClass = false;
+    out += c;
+  }
+  if (out !== pattern) ORIGINAL_PATTERN.set(out, pattern);
   return out;
 }
 
@@ -134,7 +175,7 @@ export function fieldIssuesFromAjv(errors: readonly ErrorObject[], data: unknown
         break;
       }
       case 'pattern':
-        out.push({ path: joinPath(segments), message: `Invalid value: ${quote(value)}: should match '${String(p.pattern)}'` });
+        out.push({ path: joinPath(segments), message: `Invalid value: ${quote(value)}: should match '${ORIGINAL_PATTERN.get(String(p.pattern)) ?? String(p.pattern)}'` });
         break;
       case 'maxLength':
         out.push({ path: joinPath(segments), message: `Too long: may not be more than ${String(p.limit)} bytes, got ${(value as string).length}` });

@@ -77,6 +77,11 @@ describe('environment files: bad input is named by file, field path, value and w
       'environments/prod.yaml: nodePools[1].disruption.budgets[1].schedule: must be a cron schedule such as "0 9 * * mon-fri" or @daily (has 2 fields, needs 5 (minute hour day-of-month month day-of-week)), got "every day"',
     ],
     [
+      'a cron schedule with a non-breaking space (JavaScript and robfig accept it, the API server does not)',
+      (e: any) => (e.nodePools[1].disruption.budgets[1].schedule = '0 9 * *\u00a0mon-fri'),
+      'environments/prod.yaml: nodePools[1].disruption.budgets[1].schedule: must be a cron schedule such as "0 9 * * mon-fri" or @daily (contains "\u00a0" (U+00A0); use plain spaces), got "0 9 * *\u00a0mon-fri"',
+    ],
+    [
       'requirement operator outside the allowed set',
       (e: any) => (e.nodePools[1].requirements[0].operator = 'Equals'),
       'environments/prod.yaml: nodePools[1].requirements[0].operator: must be one of "Gte", "Lte", "In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", got "Equals"',
