@@ -1,6 +1,7 @@
 import type { ApplicationSpec, ApplicationSpecDestination, ApplicationSpecSyncPolicy } from '../../imports/application-argoproj.io.js';
 import { APP_WAVE, CRDS_DIR, KARPENTER_CHART_REPO, KARPENTER_RELEASE } from './names.js';
 import type { KarpenterChartValues } from './karpenter-values.js';
+import { INFLATE } from '../inflate.js';
 
 /**
  * The specs of the three Applications each cluster gets, as pure functions, shared by
@@ -69,13 +70,16 @@ export function chartSpec(ctx: SpecContext, args: { readonly namespace: string; 
 export function distSpec(ctx: SpecContext, env: string): ApplicationSpec {
   const syncPolicy: ApplicationSpecSyncPolicy = {
     automated: { enabled: true, prune: true, selfHeal: true, allowEmpty: false },
-    syncOptions: ['SkipDryRunOnMissingResource=true', 'PruneLast=true'],
+    syncOptions: ['SkipDryRunOnMissingResource=true', 'PruneLast=true', 'RespectIgnoreDifferences=true'],
     retry: RETRY,
   };
   return {
     project: ctx.project,
     destination: { ...ctx.cluster, namespace: 'default' },
     source: { repoUrl: ctx.repoUrl, targetRevision: ctx.targetRevision, path: `dist/${env}`, directory: { recurse: false } },
+    // `kubectl scale deployment inflate --replicas 5` is how Karpenter is tried out: self-heal
+    // must not scale it back to 0 within seconds.
+    ignoreDifferences: [{ group: 'apps', kind: 'Deployment', name: INFLATE.name, namespace: INFLATE.namespace, jsonPointers: ['/spec/replicas'] }],
     syncPolicy,
   };
 }

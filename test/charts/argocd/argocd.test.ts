@@ -155,7 +155,9 @@ describe('argocd/: deleting or renaming an Application never deletes the Karpent
       expect(byName(committed.values(), 'Application', names.crds).spec.syncPolicy.automated.prune).toBe(false);
       const dist = byName(committed.values(), 'Application', names.dist);
       expect(dist.spec.syncPolicy.automated).toMatchObject({ prune: true, allowEmpty: false });
-      expect(dist.spec.syncPolicy.syncOptions).toEqual(['SkipDryRunOnMissingResource=true', 'PruneLast=true']);
+      expect(dist.spec.syncPolicy.syncOptions).toEqual(['SkipDryRunOnMissingResource=true', 'PruneLast=true', 'RespectIgnoreDifferences=true']);
+      // Scaling inflate by hand (the way to try Karpenter) survives self-heal; nothing else is ignored.
+      expect(dist.spec.ignoreDifferences).toEqual([{ group: 'apps', kind: 'Deployment', name: 'inflate', namespace: 'default', jsonPointers: ['/spec/replicas'] }]);
       expect(dist.spec.source).toMatchObject({ path: `dist/${env}`, directory: { recurse: false } });
     }
   });
