@@ -56,7 +56,8 @@ export function chartSpec(ctx: SpecContext, args: { readonly namespace: string; 
       targetRevision: args.version,
       helm: { releaseName: KARPENTER_RELEASE, skipCrds: true, valuesObject: args.values },
     },
-    syncPolicy: { automated: { enabled: true, prune: true, selfHeal: true }, retry: RETRY },
+    // kube-system always exists; a namespace of your own (karpenter.namespace) may not yet.
+    syncPolicy: { automated: { enabled: true, prune: true, selfHeal: true }, syncOptions: args.namespace === 'kube-system' ? undefined : ['CreateNamespace=true'], retry: RETRY },
   };
 }
 

@@ -59,6 +59,17 @@ describe('argocd/: chart values come from the environment and its outputs file',
     expect(changed).toEqual([file]);
   });
 
+  it('GIVEN a Karpenter namespace of its own WHEN synthesized THEN the chart Application creates it and the project allows it; kube-system needs neither', async () => {
+    scratch = copyRepo();
+    scratch.edit('environments/dev.yaml', (t) => t.replace('karpenter:\n', 'karpenter:\n  namespace: karpenter\n'));
+    const files = parseFiles((await synthAll(scratch.root)).argocd.files);
+    const chart = files.get(`Application.${applicationNames('dev').chart}.k8s.yaml`)!;
+    expect(chart.spec.destination.namespace).toBe('karpenter');
+    expect(chart.spec.syncPolicy.syncOptions).toEqual(['CreateNamespace=true']);
+    expect(files.get('AppProject.karpenter-gitops.k8s.yaml')!.spec.destinations).toContainEqual({ name: 'karpenter-dev', namespace: 'karpenter' });
+    expect(byName(committed.values(), 'Application', applicationNames('prod').chart).spec.syncPolicy.syncOptions).toBeUndefined();
+  });
+
   it('GIVEN the chart values this project sets WHEN compared with the chart\'s own values.yaml THEN every path exists there', () => {
     const chartValues = parse(readFileSync(join(REPO, 'test', 'fixtures', 'karpenter-chart', 'values.yaml'), 'utf8')) as Record<string, unknown>;
     const paths = (o: unknown, prefix: string[] = []): string[][] =>
