@@ -159,7 +159,8 @@ export class ArgocdChart extends Chart {
         name: names[role],
         namespace: this.gitops.argocd.namespace,
         clusterLabels: { ...matchLabels, [FLEET_LABEL]: env },
-        applicationName: names[role].replace(`${env}-`, `${env}-{{ .name }}-`),
+        // nameNormalized: a cluster registered under its ARN has a name no Application may carry.
+        applicationName: names[role].replace(`${env}-`, `${env}-{{ .nameNormalized }}-`),
         template: specs[role],
         labels: envLabels(env),
         annotations: { 'argocd.argoproj.io/sync-wave': appAnnotations(role)['argocd.argoproj.io/sync-wave']! },

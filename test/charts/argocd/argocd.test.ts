@@ -274,7 +274,7 @@ describe('argocd/: fleets (ApplicationSets)', () => {
     const set = byName(fleet.values(), 'ApplicationSet', applicationNames('prod').chart);
     expect(set.spec.generators).toEqual([{ clusters: { selector: { matchLabels: { environment: 'prod', region: 'us-east-1' } } } }]);
     expect(set.spec).toMatchObject({ goTemplate: true, goTemplateOptions: ['missingkey=error'], syncPolicy: { preserveResourcesOnDeletion: true } });
-    expect(set.spec.template.metadata.name).toBe('prod-{{ .name }}-karpenter');
+    expect(set.spec.template.metadata.name).toBe('prod-{{ .nameNormalized }}-karpenter');
     expect(set.spec.template.spec.destination).toEqual({ server: '{{ .server }}', namespace: 'kube-system' });
     expect(set.spec.template.spec.source.helm.valuesObject).toEqual({
       settings: { clusterName: `{{ .metadata.annotations.${FLEET_ANNOTATIONS.clusterName} }}`, interruptionQueue: `{{ .metadata.annotations.${FLEET_ANNOTATIONS.interruptionQueue} }}` },
@@ -293,7 +293,7 @@ describe('argocd/: fleets (ApplicationSets)', () => {
   const renderGo = (template: unknown, annotations: Record<string, string>) =>
     spawnSync('go', ['run', '.'], {
       cwd: join(import.meta.dirname, 'gotemplate'),
-      input: JSON.stringify({ template, params: { name: 'use1-a', server: 'https://use1-a.example.com', metadata: { labels: { environment: 'prod' }, annotations } } }),
+      input: JSON.stringify({ template, params: { name: 'arn:aws:eks:us-east-1:111122223333:cluster/use1-a', nameNormalized: 'use1-a', server: 'https://use1-a.example.com', metadata: { labels: { environment: 'prod' }, annotations } } }),
       encoding: 'utf8',
     });
 

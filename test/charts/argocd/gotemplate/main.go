@@ -53,9 +53,10 @@ func main() {
 	var in struct {
 		Template interface{} `json:"template"`
 		Params   struct {
-			Name     string `json:"name"`
-			Server   string `json:"server"`
-			Metadata struct {
+			Name           string `json:"name"`
+			NameNormalized string `json:"nameNormalized"`
+			Server         string `json:"server"`
+			Metadata       struct {
 				Labels      map[string]string `json:"labels"`
 				Annotations map[string]string `json:"annotations"`
 			} `json:"metadata"`
@@ -67,8 +68,9 @@ func main() {
 	}
 	// The cluster generator's parameter shape: metadata.labels/annotations are map[string]string.
 	params := map[string]interface{}{
-		"name":   in.Params.Name,
-		"server": in.Params.Server,
+		"name":           in.Params.Name,
+		"nameNormalized": in.Params.NameNormalized,
+		"server":         in.Params.Server,
 		"metadata": map[string]interface{}{
 			"labels":      in.Params.Metadata.Labels,
 			"annotations": in.Params.Metadata.Annotations,
