@@ -1,10 +1,12 @@
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { parse } from 'yaml';
 import { App, type Chart } from 'cdk8s';
-import { ConfigError } from '../config/errors.js';
+import { ConfigError, type ConfigIssue } from '../config/errors.js';
 import { AggregateConfigError, loadEnvironments, type LoadedEnvironment } from '../config/environment.js';
 import { outputsPath, readOutputs, type InfraOutputs } from '../config/outputs.js';
 import { EnvironmentChart } from './environment-chart.js';
-import { renderFiles, validateConstructs, type Manifest } from './render.js';
+import { fileNameFor, renderFiles, validateConstructs, type Manifest } from './render.js';
 import { validateManifests } from '../validate/manifests.js';
 
 export interface SynthOptions {
@@ -52,6 +54,8 @@ export function synthesize(opts: SynthOptions): SynthResult {
     return { environment, outputs, objects: chart.toJson() as Manifest[] };
   });
   validateManifests(charts.map(({ environment, objects }) => ({ dir: `dist/${environment.name}`, objects })));
+  const transitions = charts.flatMap(({ environment, objects }) => immutableChanges(opts.root, environment, objects));
+  if (transitions.length > 0) throw transitions.length === 1 ? transitions[0] : new AggregateConfigError(transitions);
   const results = charts.map((c) => ({ ...c, files: renderFiles(c.objects, `dist/${c.environment.name}`) }));
   return { environments: results, warnings: [...environments.flatMap((e) => e.warnings), ...results.flatMap(nodeRoleWarnings)] };
 }
@@ -68,6 +72,34 @@ export function nodeRoleWarnings({ environment, outputs }: Pick<EnvironmentResul
     if (nc.instanceProfile !== undefined) return [`${at}.instanceProfile: "${nc.instanceProfile}": its role needs ${grants}`];
     return [];
   });
+}
+
+/**
+ * The CRD's oldSelf rule a create-only check cannot see: a NodePool cannot switch between
+ * static (replicas) and dynamic. Argo CD would apply the change as an update and fail on
+ * every sync, so compare with the committed dist/ and say so here. (nodeClassRef's group
+ * and kind, also immutable, are constants of the chart.)
+ */
+function immutableChanges(root: string, environment: LoadedEnvironment, objects: readonly Manifest[]): ConfigError[] {
+  const issues: ConfigIssue[] = [];
+  environment.config.nodePools.forEach((pool, i) => {
+    const file = `dist/${environment.name}/${fileNameFor({ apiVersion: 'karpenter.sh/v1', kind: 'NodePool', metadata: { name: pool.name } })}`;
+    let previous: { spec?: { replicas?: number } } | undefined;
+    try {
+      previous = parse(readFileSync(join(root, file), 'utf8'));
+    } catch {
+      return; // a new pool, or no dist/ yet
+    }
+    const next = objects.find((o) => o.kind === 'NodePool' && o.metadata.name === pool.name) as { spec?: { replicas?: number } } | undefined;
+    const wasStatic = previous?.spec?.replicas !== undefined;
+    if (wasStatic !== (next?.spec?.replicas !== undefined)) {
+      issues.push({
+        path: `nodePools[${i}].replicas`,
+        message: `cannot be ${wasStatic ? 'removed from' : 'added to'} an existing ${wasStatic ? 'static' : 'dynamic'} NodePool (${file}): Karpenter refuses the transition on update; give the pool a new name`,
+      });
+    }
+  });
+  return issues.length > 0 ? [new ConfigError(environment.file, issues)] : [];
 }
 
 /** Outputs of an environment, checked against its config: a stale or foreign outputs file is an error. */

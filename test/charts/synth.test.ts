@@ -148,6 +148,19 @@ describe('synth is a pure function of its inputs', () => {
     expect(synthesize({ root: REPO, only: ['dev'] }).warnings).toEqual([]);
   });
 
+  it('a pool cannot turn static (or back) in place: Karpenter refuses the update, so synth refuses the change', () => {
+    repo = tempRepo({ withDist: true });
+    repo.editEnvironment('prod', (e) => Object.assign(e.nodePools[0], { replicas: 3, limits: { nodes: '3' } }));
+    expect(() => synthesize({ root: repo!.root, only: ['prod'] })).toThrow(
+      'environments/prod.yaml: nodePools[0].replicas: cannot be added to an existing dynamic NodePool (dist/prod/NodePool.default.k8s.yaml): Karpenter refuses the transition on update; give the pool a new name',
+    );
+    repo.editEnvironment('prod', (e) => {
+      e.nodePools[0].name = 'default-static';
+      e.workloads[0].nodePool = 'default-static';
+    });
+    expect(() => synthesize({ root: repo!.root, only: ['prod'] })).not.toThrow();
+  });
+
   it('outputs written for another cluster are refused, naming both files', () => {
     repo = tempRepo();
     repo.editOutputs('dev', (o) => {
