@@ -44,8 +44,9 @@ function write(dir: string | undefined, name: string, text: string): void {
 }
 
 /** `derive(text)` as JSON, cached under the hash of `text`. */
-export function cachedJson<T>(dir: string | undefined, text: string, derive: (text: string) => T): T {
-  const name = `${sha256(text)}.json`;
+export function cachedJson<T>(dir: string | undefined, text: string, derive: (text: string) => T, deriver: string): T {
+  // `deriver` names the code that turns text into the value (and its version): change it and old entries are never read.
+  const name = `${sha256(`${deriver}\n${text}`)}.json`;
   const hit = read(dir, name);
   if (hit !== undefined) return JSON.parse(hit) as T;
   const value = derive(text);

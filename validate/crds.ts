@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
@@ -69,9 +70,12 @@ export function locateCrds(root: string, dirs: readonly string[] = CRD_DIRS): Ma
 
 /** The served versions of a CRD file by name; the parsed YAML is cached (see cache.ts). */
 export function loadCrd(location: CrdLocation, cacheDir?: string): Map<string, CrdVersion> {
-  const versions = cachedJson(cacheDir, readFileSync(location.file, 'utf8'), (text) => servedVersions(location.file, text));
+  const versions = cachedJson(cacheDir, readFileSync(location.file, 'utf8'), (text) => servedVersions(location.file, text), SERVED_VERSIONS_DERIVER);
   return new Map(versions.map((v) => [v.version, v]));
 }
+
+/** Bump the suffix when servedVersions changes what it returns; the yaml version covers the parser. */
+const SERVED_VERSIONS_DERIVER = `servedVersions/1 yaml@${(createRequire(import.meta.url)('yaml/package.json') as { version: string }).version}`;
 
 function servedVersions(file: string, text: string): CrdVersion[] {
   const crd = parse(text) as {
