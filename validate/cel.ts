@@ -17,7 +17,21 @@ function kubernetesEnvironment(): Environment {
       // Kubernetes strings library (cel-go ext) members cel-js does not ship.
       .registerFunction('string.charAt(int): string', (s: string, i: bigint) => s.charAt(Number(i)))
       .registerFunction('string.replace(string, string): string', (s: string, from: string, to: string) => s.split(from).join(to))
+      // cel-go's int(string) takes decimal digits only; cel-js's is BigInt(), which also takes
+      // "" (as 0), "0o17" and "0x1f". Its built-in cannot be overridden, so rules are rewritten
+      // to call this one (see compileRule).
+      .registerFunction('k8sInt(string): int', (s: string) => {
+        if (!/^[+-]?[0-9]+$/.test(s)) throw new Error(`type conversion error from 'string' to 'int'`);
+        return BigInt(s);
+      })
+      .registerFunction('k8sInt(int): int', (i: bigint) => i)
+      .registerFunction('k8sInt(double): int', (d: number) => BigInt(Math.trunc(d)))
   );
+}
+
+/** `int(` -> `k8sInt(` outside string literals. */
+function withGoIntConversion(rule: string): string {
+  return rule.replace(/("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')|\bint\(/g, (_match, literal: string | undefined) => literal ?? 'k8sInt(');
 }
 
 export type CelProgram = (context: { self: unknown }) => unknown;
@@ -30,7 +44,7 @@ export function compileRule(rule: string): CelProgram {
   let program = programs.get(rule);
   if (!program) {
     environment ??= kubernetesEnvironment();
-    const parsed = environment.parse(rule);
+    const parsed = environment.parse(withGoIntConversion(rule));
     const checked = parsed.check();
     if (!checked.valid) throw checked.error;
     program = parsed as unknown as CelProgram;

@@ -51,6 +51,6 @@ describe('CEL rules of the vendored CRDs', () => {
     const [issue, ...rest] = validator.validate(pool);
     expect(rest).toEqual([]);
     expect(issue).toMatchObject({ object: 'NodePool/gt', path: 'spec.template.spec.requirements' });
-    expect(issue!.message).toMatch(/^int\(\) type error: cannot convert to int evaluating rule: self\.all\(x, \(x\.operator == 'Gt'/);
+    expect(issue!.message).toMatch(/^type conversion error from 'string' to 'int' evaluating rule: self\.all\(x, \(x\.operator == 'Gt'/);
   });
 });
