@@ -78,6 +78,14 @@ const WELL_KNOWN_LABELS: ReadonlySet<string> = new Set([
   'karpenter.sh/capacity-type',
   ...KARPENTER_AWS_WELL_KNOWN_LABELS,
 ]);
+/** Karpenter's NormalizedLabels: deprecated keys it maps to their stable names in requirements. */
+const DEPRECATED_REQUIREMENT_KEYS: ReadonlySet<string> = new Set([
+  'failure-domain.beta.kubernetes.io/zone',
+  'failure-domain.beta.kubernetes.io/region',
+  'beta.kubernetes.io/arch',
+  'beta.kubernetes.io/os',
+  'beta.kubernetes.io/instance-type',
+]);
 /** Karpenter's LabelDomainExceptions: sub-domains of restricted domains that stay usable. */
 const LABEL_DOMAIN_EXCEPTIONS = ['kops.k8s.io', 'node.kubernetes.io', 'node-restriction.kubernetes.io'];
 
@@ -87,7 +95,9 @@ const LABEL_DOMAIN_EXCEPTIONS = ['kops.k8s.io', 'node.kubernetes.io', 'node-rest
  * kubernetes.io and k8s.io domains are refused by the controller at run time (the NodePool
  * syncs green and never provisions), so only this check catches them before a deploy.
  */
-export function restrictedLabelProblem(key: string): string | undefined {
+export function restrictedLabelProblem(key: string, inRequirement = false): string | undefined {
+  // Karpenter rewrites deprecated keys in requirements (not in labels) before it checks them.
+  if (inRequirement && DEPRECATED_REQUIREMENT_KEYS.has(key)) return undefined;
   if (key === 'kubernetes.io/hostname') return 'label "kubernetes.io/hostname" is restricted: Karpenter sets it per node';
   if (key === 'karpenter.sh/nodepool') return 'label "karpenter.sh/nodepool" is restricted: Karpenter sets it to the NodePool name';
   if (WELL_KNOWN_LABELS.has(key)) return undefined;
@@ -108,13 +118,17 @@ const nodeLabelKey = labelKey.superRefine((key, ctx) => {
   const problem = restrictedLabelProblem(key);
   if (problem) ctx.addIssue({ code: 'custom', message: problem, input: key });
 });
+const requirementKey = labelKey.superRefine((key, ctx) => {
+  const problem = restrictedLabelProblem(key, true);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem, input: key });
+});
 
 // ---------------------------------------------------------------- NodePool
 
 const NUMERIC_OPERATORS: readonly string[] = ['Gt', 'Lt', 'Gte', 'Lte'];
 
 export const requirementSchema = strict({
-  key: nodeLabelKey,
+  key: requirementKey,
   operator: enumOf(NodePoolSpecTemplateSpecRequirementsOperator),
   values: z.array(labelValue).optional(),
   minValues: z.number().int().min(1, { error: 'must be an integer from 1 to 50' }).max(50, { error: 'must be an integer from 1 to 50' }).optional(),
@@ -276,6 +290,10 @@ const kubeletResources = z.partialRecord(z.enum(['cpu', 'memory', 'ephemeral-sto
 const EVICTION_SIGNALS = ['memory.available', 'nodefs.available', 'nodefs.inodesFree', 'imagefs.available', 'imagefs.inodesFree', 'pid.available'] as const;
 const evictionSignal = z.enum(EVICTION_SIGNALS, { error: `must be one of ${EVICTION_SIGNALS.join(', ')}` });
 
+const goDuration = z
+  .string({ error: 'must be a duration string' })
+  .regex(/^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$/, { error: 'must be a Go duration such as 90s, 1m30s, 1.5m or 500ms' });
+
 const kubeletSchema = strict({
   clusterDNS: z.array(z.string()).optional(),
   maxPods: z.number().int().min(0).optional(),
@@ -284,7 +302,8 @@ const kubeletSchema = strict({
   kubeReserved: kubeletResources.optional(),
   evictionHard: z.partialRecord(evictionSignal, z.string()).optional(),
   evictionSoft: z.partialRecord(evictionSignal, z.string()).optional(),
-  evictionSoftGracePeriod: z.partialRecord(evictionSignal, duration).optional(),
+  // Parsed by Karpenter as Go durations: 1m30s, 1.5m, 500ms are all fine.
+  evictionSoftGracePeriod: z.partialRecord(evictionSignal, goDuration).optional(),
   evictionMaxPodGracePeriod: z.number().int().optional(),
   imageGCHighThresholdPercent: z.number().int().min(0).max(100).optional(),
   imageGCLowThresholdPercent: z.number().int().min(0).max(100).optional(),

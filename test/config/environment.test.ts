@@ -168,6 +168,9 @@ describe('environment files: bad input is named by file, field path, value and w
     env.nodePools[1].requirements.push({ key: 'node.kubernetes.io/instance-type', operator: 'NotIn', values: ['m5.large'] });
     env.nodePools[1].labels['node.kubernetes.io/lifecycle'] = 'karpenter';
     env.nodePools[1].labels['example.com/team'] = 'platform';
+    // Deprecated keys Karpenter normalizes in requirements (not in labels).
+    env.nodePools[1].requirements.push({ key: 'beta.kubernetes.io/arch', operator: 'In', values: ['amd64'] });
+    env.nodeClasses[0].kubelet = { evictionSoft: { 'memory.available': '5%' }, evictionSoftGracePeriod: { 'memory.available': '1.5m' } };
     expect(() => parseEnvironment(FILE, stringify(env))).not.toThrow();
   });
 
