@@ -1,6 +1,19 @@
 import { Construct } from 'constructs';
 import type { NodeClassConfig } from '../config/karpenter-schema.js';
-import { Ec2NodeClass, type Ec2NodeClassSpec } from '../imports/ec2nodeclass-karpenter.k8s.aws.js';
+import {
+  Ec2NodeClass,
+  type Ec2NodeClassSpec,
+  type Ec2NodeClassSpecAmiFamily,
+  type Ec2NodeClassSpecBlockDeviceMappingsEbsVolumeType,
+  type Ec2NodeClassSpecCapacityReservationSelectorTermsInstanceMatchCriteria,
+  type Ec2NodeClassSpecCpuOptionsNestedVirtualization,
+  type Ec2NodeClassSpecInstanceStorePolicy,
+  type Ec2NodeClassSpecMetadataOptionsHttpEndpoint,
+  type Ec2NodeClassSpecMetadataOptionsHttpProtocolIPv6,
+  type Ec2NodeClassSpecMetadataOptionsHttpTokens,
+  type Ec2NodeClassSpecNetworkInterfacesInterfaceType,
+} from '../imports/ec2nodeclass-karpenter.k8s.aws.js';
+import { asEnum } from './enum-values.js';
 import { DEFAULT_AMI_ALIAS } from '../config/defaults.js';
 import { SYNC_WAVE, syncWave } from './metadata.js';
 
@@ -28,26 +41,27 @@ export class KarpenterNodeClass extends Construct {
     super(scope, id);
     const c = props.config;
     const discovery = [{ tags: { [DISCOVERY_TAG]: props.clusterName } }];
+    const metadata = { ...DEFAULT_METADATA_OPTIONS, ...c.metadataOptions };
     const spec: Ec2NodeClassSpec = {
       role: c.instanceProfile === undefined ? (c.role ?? props.nodeRoleName) : undefined,
       instanceProfile: c.instanceProfile,
-      amiFamily: c.amiFamily,
+      amiFamily: asEnum<Ec2NodeClassSpecAmiFamily>(c.amiFamily),
       amiSelectorTerms: c.amiSelectorTerms ?? [{ alias: DEFAULT_AMI_ALIAS }],
       subnetSelectorTerms: c.subnetSelectorTerms ?? discovery,
       securityGroupSelectorTerms: c.securityGroupSelectorTerms ?? discovery,
       capacityReservationSelectorTerms: c.capacityReservationSelectorTerms?.map((t) => ({
         id: t.id,
         ownerId: t.ownerID,
-        instanceMatchCriteria: t.instanceMatchCriteria,
+        instanceMatchCriteria: asEnum<Ec2NodeClassSpecCapacityReservationSelectorTermsInstanceMatchCriteria>(t.instanceMatchCriteria),
         tags: t.tags,
       })),
       placementGroupSelector: c.placementGroupSelector,
       associatePublicIpAddress: c.associatePublicIPAddress,
       detailedMonitoring: c.detailedMonitoring,
-      instanceStorePolicy: c.instanceStorePolicy,
+      instanceStorePolicy: asEnum<Ec2NodeClassSpecInstanceStorePolicy>(c.instanceStorePolicy),
       ipPrefixCount: c.ipPrefixCount,
       context: c.context,
-      cpuOptions: c.cpuOptions,
+      cpuOptions: c.cpuOptions && { nestedVirtualization: asEnum<Ec2NodeClassSpecCpuOptionsNestedVirtualization>(c.cpuOptions.nestedVirtualization) },
       connectionTracking: c.connectionTracking,
       kubelet: c.kubelet && {
         clusterDns: c.kubelet.clusterDNS,
@@ -75,14 +89,19 @@ export class KarpenterNodeClass extends Construct {
           throughput: b.ebs.throughput,
           volumeInitializationRate: b.ebs.volumeInitializationRate,
           volumeSize: b.ebs.volumeSize,
-          volumeType: b.ebs.volumeType,
+          volumeType: asEnum<Ec2NodeClassSpecBlockDeviceMappingsEbsVolumeType>(b.ebs.volumeType),
         },
       })),
-      metadataOptions: { ...DEFAULT_METADATA_OPTIONS, ...c.metadataOptions },
-      networkInterfaces: c.networkInterfaces,
+      metadataOptions: {
+        httpEndpoint: asEnum<Ec2NodeClassSpecMetadataOptionsHttpEndpoint>(metadata.httpEndpoint),
+        httpProtocolIPv6: asEnum<Ec2NodeClassSpecMetadataOptionsHttpProtocolIPv6>(metadata.httpProtocolIPv6),
+        httpPutResponseHopLimit: metadata.httpPutResponseHopLimit,
+        httpTokens: asEnum<Ec2NodeClassSpecMetadataOptionsHttpTokens>(metadata.httpTokens),
+      },
+      networkInterfaces: c.networkInterfaces?.map((n) => ({ ...n, interfaceType: asEnum<Ec2NodeClassSpecNetworkInterfacesInterfaceType>(n.interfaceType) })),
       tags: c.tags,
       userData: c.userData,
-    } as Ec2NodeClassSpec;
+    };
     this.apiObject = new Ec2NodeClass(this, 'Resource', {
       metadata: { name: c.name, annotations: syncWave(SYNC_WAVE.nodeClass) },
       spec,

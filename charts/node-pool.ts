@@ -2,11 +2,15 @@ import { Construct } from 'constructs';
 import type { NodePoolConfig } from '../config/karpenter-schema.js';
 import {
   NodePool,
-  NodePoolSpecDisruptionConsolidationPolicy,
   NodePoolSpecLimits,
   type NodePoolSpec,
-  type NodePoolSpecTemplateSpecRequirements,
+  type NodePoolSpecDisruptionBudgetsReasons,
+  type NodePoolSpecDisruptionConsolidationPolicy,
+  type NodePoolSpecTemplateSpecRequirementsOperator,
+  type NodePoolSpecTemplateSpecStartupTaintsEffect,
+  type NodePoolSpecTemplateSpecTaintsEffect,
 } from '../imports/nodepool-karpenter.sh.js';
+import { asEnum } from './enum-values.js';
 import { SYNC_WAVE, syncWave } from './metadata.js';
 import { resolveNodePool } from './presets.js';
 
@@ -21,7 +25,7 @@ export interface KarpenterNodePoolProps {
  */
 export const NODE_POOL_API_DEFAULTS = {
   expireAfter: '720h',
-  consolidationPolicy: NodePoolSpecDisruptionConsolidationPolicy.WHEN_EMPTY_OR_UNDERUTILIZED,
+  consolidationPolicy: 'WhenEmptyOrUnderutilized',
   consolidateAfter: '0s',
   budgets: [{ nodes: '10%' }],
 } as const;
@@ -39,9 +43,9 @@ export class KarpenterNodePool extends Construct {
         metadata: p.labels || p.annotations ? { labels: p.labels, annotations: p.annotations } : undefined,
         spec: {
           nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: p.nodeClass },
-          requirements: (p.requirements ?? []) as NodePoolSpecTemplateSpecRequirements[],
-          taints: p.taints,
-          startupTaints: p.startupTaints,
+          requirements: (p.requirements ?? []).map((r) => ({ ...r, operator: asEnum<NodePoolSpecTemplateSpecRequirementsOperator>(r.operator) })),
+          taints: p.taints?.map((t) => ({ ...t, effect: asEnum<NodePoolSpecTemplateSpecTaintsEffect>(t.effect) })),
+          startupTaints: p.startupTaints?.map((t) => ({ ...t, effect: asEnum<NodePoolSpecTemplateSpecStartupTaintsEffect>(t.effect) })),
           expireAfter: p.expireAfter ?? NODE_POOL_API_DEFAULTS.expireAfter,
           terminationGracePeriod: p.terminationGracePeriod,
         },
@@ -51,11 +55,11 @@ export class KarpenterNodePool extends Construct {
       weight: p.weight,
       replicas: p.replicas,
       disruption: {
-        consolidationPolicy: d.consolidationPolicy ?? NODE_POOL_API_DEFAULTS.consolidationPolicy,
+        consolidationPolicy: asEnum<NodePoolSpecDisruptionConsolidationPolicy>(d.consolidationPolicy ?? NODE_POOL_API_DEFAULTS.consolidationPolicy),
         consolidateAfter: d.consolidateAfter ?? NODE_POOL_API_DEFAULTS.consolidateAfter,
-        budgets: d.budgets ?? [...NODE_POOL_API_DEFAULTS.budgets],
+        budgets: d.budgets?.map((b) => ({ ...b, reasons: b.reasons?.map((r) => asEnum<NodePoolSpecDisruptionBudgetsReasons>(r)) })) ?? [...NODE_POOL_API_DEFAULTS.budgets],
       },
-    } as NodePoolSpec;
+    };
     this.apiObject = new NodePool(this, 'Resource', {
       metadata: { name: p.name, annotations: syncWave(SYNC_WAVE.nodePool) },
       spec,
