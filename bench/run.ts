@@ -4,7 +4,7 @@
  * asserts a time; it prints a table.
  */
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, YamlOutputType } from 'cdk8s';
@@ -26,19 +26,19 @@ const fmt = (ms: number) => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.
 /** A repo with `envs` environments of `pools` NodePools each, to see how synth scales. */
 function largeRepo(envs: number, pools: number): string {
   const root = mkdtempSync(join(tmpdir(), 'bench-repo-'));
-  cpSync(join(ROOT, 'environments/schema.json'), join(root, 'environments/schema.json'), { recursive: true });
+  mkdirSync(join(root, 'environments'));
+  mkdirSync(join(root, 'infra/outputs'), { recursive: true });
+  const template = readOutputs(join(ROOT, 'infra/outputs/dev.json'));
+  const presets = ['spot-with-on-demand-fallback', 'spot-multi-arch', 'spot-small'] as const;
   for (let e = 0; e < envs; e++) {
     const name = `env-${String(e).padStart(3, '0')}`;
     const env = {
       cluster: { name, region: 'us-east-1', vpcId: 'vpc-0123456789abcdef0', privateSubnetIds: ['subnet-0123456789abcdef0', 'subnet-0123456789abcdef1'] },
       nodeClasses: [{ name: 'default' }],
-      nodePools: Array.from({ length: pools }, (_, p) => ({ name: `pool-${p}`, preset: (['spot-with-on-demand-fallback', 'spot-multi-arch', 'spot-small'] as const)[p % 3], weight: p + 1 })),
+      nodePools: Array.from({ length: pools }, (_, p) => ({ name: `pool-${p}`, preset: presets[p % 3], weight: p + 1 })),
     };
     writeFileSync(join(root, 'environments', `${name}.yaml`), stringify(env));
-    const outputs = JSON.parse(JSON.stringify(readOutputs(join(ROOT, 'infra/outputs/dev.json'))));
-    Object.assign(outputs, { clusterName: name, interruptionQueueName: name });
-    cpSync(join(ROOT, 'infra/outputs/dev.json'), join(root, 'infra/outputs', `${name}.json`));
-    writeFileSync(join(root, 'infra/outputs', `${name}.json`), JSON.stringify(outputs));
+    writeFileSync(join(root, 'infra/outputs', `${name}.json`), JSON.stringify({ ...template, clusterName: name, interruptionQueueName: name }));
   }
   return root;
 }
