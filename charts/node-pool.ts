@@ -12,7 +12,7 @@ import {
 } from '../imports/nodepool-karpenter.sh.js';
 import { asEnum } from './enum-values.js';
 import { SYNC_WAVE, syncWave } from './metadata.js';
-import { resolveNodePool } from './presets.js';
+import { resolveNodePool } from '../config/presets.js';
 
 export interface KarpenterNodePoolProps {
   /** The pool as written in the environment file; its preset is applied here. */

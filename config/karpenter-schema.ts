@@ -16,7 +16,7 @@ import {
   Ec2NodeClassSpecMetadataOptionsHttpTokens,
   Ec2NodeClassSpecNetworkInterfacesInterfaceType,
 } from '../imports/ec2nodeclass-karpenter.k8s.aws.js';
-import { PRESETS } from '../charts/presets.js';
+import { PRESETS } from './presets.js';
 import { DEFAULT_AMI_ALIAS } from './defaults.js';
 import { cronProblem } from './cron.js';
 import { budgetDuration, duration, durationOrNever, enumOf, labelKey, labelValue, objectName, quantity, strict } from './schema-kit.js';
@@ -193,7 +193,7 @@ export const disruptionSchema = strict({
   budgets: z.array(budgetSchema).max(50).optional(),
 });
 
-/** Presets: article 1 (prod), article 2, and a cheap dev pool. See charts/presets.ts. */
+/** Presets: article 1 (prod), article 2, and a cheap dev pool. See config/presets.ts. */
 export const NODE_POOL_PRESETS = ['spot-with-on-demand-fallback', 'spot-multi-arch', 'spot-small'] as const;
 
 /** NodePool and EC2NodeClass names become label values on every node (karpenter.sh/nodepool, karpenter.k8s.aws/ec2nodeclass): 63 characters. */

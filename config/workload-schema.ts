@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { resolveNodePool } from '../charts/presets.js';
+import { resolveNodePool } from './presets.js';
 import type { NodePoolConfig } from './karpenter-schema.js';
 import { labelKey, nonEmpty, quantity, strict } from './schema-kit.js';
 

@@ -1,4 +1,4 @@
-import type { NodePoolConfig } from '../config/karpenter-schema.js';
+import type { NodePoolConfig } from './karpenter-schema.js';
 
 /**
  * NodePool presets: the shapes the two source articles recommend, plus a cheap dev pool.
