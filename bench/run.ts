@@ -6,10 +6,10 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { App, YamlOutputType } from 'cdk8s';
 import { stringify } from 'yaml';
-import { replaceDirectories } from '../config/atomic.js';
+import { commit } from '../config/atomic.js';
 import { loadEnvironments } from '../config/environment.js';
 import { readOutputs } from '../config/outputs.js';
 import { EnvironmentChart } from '../charts/environment-chart.js';
@@ -56,7 +56,7 @@ function oursSynth(root: string, outdir: string): void {
   const result = synthesize({ root });
   const files = new Map<string, string>();
   for (const e of result.environments) for (const [f, t] of e.files) files.set(join(e.environment.name, f), t);
-  replaceDirectories(new Map([[outdir, files]]));
+  commit({ trees: new Map([[outdir, files]]) }, { root: dirname(outdir) });
 }
 
 function inProcess(label: string, root: string, runs: number): Row {

@@ -1,6 +1,7 @@
-import { join, resolve } from 'node:path';
+import { mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { parseArgs } from 'node:util';
-import { replaceDirectories, writeFileAtomic } from '../config/atomic.js';
+import { CommitError, commit, faultHookFromEnv, recoverCommit, type CommitOptions } from '../config/atomic.js';
 import { environmentJsonSchema } from './json-schema.js';
 import { ConfigError } from '../config/errors.js';
 import { synthesize } from './synth.js';
@@ -9,56 +10,134 @@ import { ARGOCD_DIR } from './argocd/names.js';
 
 /**
  * `npm run synth [-- --env <name> ...]`: validates every input, renders every file in
- * memory, then swaps dist/ (or dist/<env>) in atomically. Also the app of `cdk8s synth`,
- * which sets CDK8S_OUTDIR.
+ * memory, then commits dist/ (or dist/<env>), argocd/ and environments/schema.json in one
+ * transaction (config/atomic.ts). Also the app of `cdk8s synth`, which sets CDK8S_OUTDIR.
+ *
+ * Exit codes: 0 written; 1 bad input, bad command line or output that cannot be written
+ * (one message, nothing changed); 2 a bug of this program ("internal error, please report").
  */
-async function main(argv: readonly string[]): Promise<number> {
-  const started = process.hrtime.bigint();
-  const { values } = parseArgs({
-    args: [...argv],
-    options: { env: { type: 'string', multiple: true }, root: { type: 'string' } },
-    strict: true,
+
+const USAGE = 'Usage: npm run synth [-- --env <name>[,<name>...]] [--root <repository>]';
+const DIST_DIR = 'dist';
+/** cdk8s.yaml's `output`: cdk8s synth deletes it before running the app, so it holds only a copy. */
+const CDK8S_SCRATCH = '.cdk8s.out';
+const SCHEMA_FILE = join('environments', 'schema.json');
+
+/** A bad command line or environment variable: one line, exit 1, nothing touched. */
+class UsageError extends Error {}
+
+interface Cli {
+  readonly root: string;
+  readonly only: readonly string[];
+}
+
+function parseCli(argv: readonly string[]): Cli {
+  let values: { env?: string[]; root?: string };
+  try {
+    ({ values } = parseArgs({ args: [...argv], options: { env: { type: 'string', multiple: true }, root: { type: 'string' } }, strict: true }));
+  } catch (err) {
+    throw new UsageError(`${(err as Error).message}. ${USAGE}`);
+  }
+  const only = (values.env ?? []).flatMap((raw) => {
+    const names = raw.split(',');
+    if (names.some((n) => n.trim() === '')) {
+      throw new UsageError(`--env must name environments, such as --env dev or --env dev,prod, got ${JSON.stringify(raw)}. ${USAGE}`);
+    }
+    return names.map((n) => n.trim());
   });
   const root = resolve(values.root ?? process.cwd());
-  const only = (values.env ?? []).flatMap((e) => e.split(',')).filter(Boolean);
-  const distDir = process.env.CDK8S_OUTDIR ? resolve(process.env.CDK8S_OUTDIR) : join(root, 'dist');
+  if (values.root !== undefined) {
+    let isDir: boolean;
+    try {
+      isDir = statSync(root).isDirectory();
+    } catch {
+      throw new UsageError(`--root ${values.root}: no such directory`);
+    }
+    if (!isDir) throw new UsageError(`--root ${values.root}: not a directory`);
+  }
+  return { root, only };
+}
+
+/**
+ * Where dist/ goes. CDK8S_OUTDIR is honoured only when it names dist/ itself or the scratch
+ * directory of cdk8s.yaml: synth replaces its output directory as a whole, so anything else
+ * (environments/, the root, a directory outside the repository) is refused before anything
+ * is read or written.
+ */
+function outputDirs(root: string, outdir: string | undefined): { dist: string; scratch?: string } {
+  const dist = join(root, DIST_DIR);
+  if (outdir === undefined || outdir === '') return { dist };
+  const wanted = resolve(outdir);
+  if (wanted === dist) return { dist };
+  if (wanted === join(root, CDK8S_SCRATCH)) return { dist, scratch: wanted };
+  const rel = relative(root, wanted);
+  const what =
+    rel === '' ? 'the repository root' : rel.startsWith('..') || resolve(root, rel) !== wanted ? 'a directory outside the repository' : `${rel.split(sep)[0]}/, which synth does not generate`;
+  throw new UsageError(
+    `CDK8S_OUTDIR=${outdir} is ${what}; synth writes only ${DIST_DIR}/ (or ${CDK8S_SCRATCH}/, the scratch directory cdk8s.yaml gives cdk8s synth), so it refuses before touching anything`,
+  );
+}
+
+async function main(argv: readonly string[]): Promise<void> {
+  const started = process.hrtime.bigint();
+  const { root, only } = parseCli(argv);
+  const out = outputDirs(root, process.env.CDK8S_OUTDIR);
+  const lock: Omit<CommitOptions, 'root'> = {
+    faultHook: faultHookFromEnv(process.env.KARPENTER_GITOPS_FAULT),
+    onWait: (pid) => process.stderr.write(`waiting: another run (pid ${pid}) is writing generated output\n`),
+    onRepair: (note) => process.stderr.write(`note: ${note}\n`),
+  };
+  // Before reading dist/ (synth compares NodePools with it): finish or undo an interrupted run.
+  recoverCommit(root, lock);
 
   const result = synthesize({ root, only });
-
   const trees = new Map<string, Map<string, string>>();
   if (only.length > 0) {
-    for (const env of result.environments) trees.set(join(distDir, env.environment.name), new Map(env.files));
+    for (const env of result.environments) trees.set(join(out.dist, env.environment.name), new Map(env.files));
   } else {
     const all = new Map<string, string>();
     for (const env of result.environments) for (const [f, text] of env.files) all.set(join(env.environment.name, f), text);
-    trees.set(distDir, all);
+    trees.set(out.dist, all);
   }
   // argocd/ describes every environment (its AppProject lists them all), so only a full
-  // synth renders it; it is swapped in together with dist/, all or nothing.
+  // synth renders it; it is committed together with dist/, all or nothing.
   const argocd = only.length === 0 ? await synthesizeArgocd({ root, environments: result.environments }) : undefined;
   if (argocd) trees.set(join(root, ARGOCD_DIR), new Map(argocd.files));
-  replaceDirectories(trees);
-  writeFileAtomic(join(root, 'environments', 'schema.json'), environmentJsonSchema());
+  commit({ trees, files: new Map([[join(root, SCHEMA_FILE), environmentJsonSchema()]]) }, { root, ...lock });
+  if (out.scratch) copyInto(out.scratch, trees, out.dist);
 
   for (const w of result.warnings) process.stderr.write(`warning: ${w}\n`);
   const ms = Number((process.hrtime.bigint() - started) / 1_000_000n);
   const summary = result.environments.map((e) => `${e.environment.name} (${e.objects.length} objects)`).join(', ');
   const argocdSummary = argocd ? ` and ${argocd.objects.length} Argo CD objects and ${argocd.crds.length} CRDs into ${ARGOCD_DIR}/` : ` (${ARGOCD_DIR}/ left as is: --env given)`;
-  process.stdout.write(`synthesized ${summary} into ${join(distDir.replace(`${root}/`, ''), '')}/${argocdSummary} in ${ms} ms\n`);
-  return 0;
+  process.stdout.write(`synthesized ${summary} into ${DIST_DIR}/${argocdSummary} in ${ms} ms\n`);
+}
+
+/** cdk8s synth lists and validates what is in its output directory: give it a copy of dist/'s new files. */
+function copyInto(scratch: string, trees: ReadonlyMap<string, ReadonlyMap<string, string>>, dist: string): void {
+  for (const [dir, files] of trees) {
+    const rel = relative(dist, dir);
+    if (rel.startsWith('..')) continue;
+    for (const [f, text] of files) {
+      const path = join(scratch, rel, f);
+      mkdirSync(dirname(path), { recursive: true });
+      writeFileSync(path, text);
+    }
+  }
+}
+
+/** One message per failure a user can cause (exit 1); a stack trace only for our own bugs (exit 2). */
+function report(err: unknown): { code: 1 | 2; text: string } {
+  if (err instanceof ConfigError) return { code: 1, text: `error: invalid input, nothing was written\n${err.message}\n` };
+  if (err instanceof UsageError || err instanceof CommitError) return { code: 1, text: `error: ${err.message}\n` };
+  const detail = err instanceof Error ? (err.stack ?? err.message) : String(err);
+  return { code: 2, text: `error: internal error, please report it with the lines below\n${detail}\n` };
 }
 
 try {
-  process.exitCode = await main(process.argv.slice(2));
+  await main(process.argv.slice(2));
 } catch (err) {
-  if (err instanceof ConfigError) {
-    process.stderr.write(`error: invalid input, nothing was written\n${err.message}\n`);
-    process.exitCode = 1;
-  } else if ((err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-    process.stderr.write(`error: ${(err as Error).message}. Usage: npm run synth [-- --env <name>[,<name>...]]\n`);
-    process.exitCode = 1;
-  } else {
-    process.stderr.write(`error: ${(err as Error).stack ?? String(err)}\n`);
-    process.exitCode = 2;
-  }
+  const { code, text } = report(err);
+  process.stderr.write(text);
+  process.exitCode = code;
 }

@@ -123,25 +123,51 @@ function warningsFor(file: string, env: EnvironmentConfig): string[] {
   return out;
 }
 
-/** All `*.yaml` files of a directory, sorted, validated. Collects every file's errors before throwing. */
+/**
+ * Every environment file of a directory (`<env>.yaml`, or `<env>.yml`), sorted, validated.
+ * Collects every file's errors before throwing. A name with another case (`qa.YAML`) or an
+ * environment defined by two files (`dev.yml` beside `dev.yaml`) is an error, never a
+ * silent skip or a silent winner.
+ */
 export function loadEnvironments(dir: string, only?: readonly string[], root = process.cwd()): LoadedEnvironment[] {
-  const files = readdirSync(dir)
-    .filter((f) => /\.ya?ml$/.test(f))
-    .sort();
-  const wanted = only && only.length > 0 ? only : undefined;
-  if (wanted) {
-    const names = files.map((f) => f.replace(/\.ya?ml$/, ''));
-    const unknown = wanted.filter((w) => !names.includes(w));
-    if (unknown.length > 0) {
-      throw new ConfigError(relative(root, dir) || dir, [
-        { path: '', message: `has no environment ${unknown.map((u) => `"${u}"`).join(', ')}; environments are: ${names.join(', ')}` },
-      ]);
-    }
+  const where = relative(root, dir) || dir;
+  let entries: string[];
+  try {
+    entries = readdirSync(dir);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'does not exist' : code === 'ENOTDIR' ? 'must be a directory, got a file' : `cannot be read (${code ?? String(err)})`;
+    throw new ConfigError(where, [{ path: '', message: `${why}; it holds one <env>.yaml file per environment` }]);
   }
   const errors: ConfigError[] = [];
+  const byName = new Map<string, string>();
+  for (const f of entries.filter((e) => /\.ya?ml$/i.test(e)).sort()) {
+    const name = f.replace(/\.ya?ml$/i, '');
+    if (!/\.ya?ml$/.test(f)) {
+      errors.push(new ConfigError(relative(root, join(dir, f)), [{ path: '', message: `environment files end in lowercase .yaml, got ${describeValue(f)}; rename it to ${name}.yaml` }]));
+      continue;
+    }
+    const first = byName.get(name);
+    if (first !== undefined) {
+      errors.push(
+        new ConfigError(relative(root, join(dir, f)), [
+          { path: '', message: `defines environment "${name}" a second time (${relative(root, join(dir, first))} defines it too); keep one of the two files` },
+        ]),
+      );
+      continue;
+    }
+    byName.set(name, f);
+  }
+  const names = [...byName.keys()];
+  const wanted = only && only.length > 0 ? only : undefined;
+  if (wanted) {
+    const unknown = wanted.filter((w) => !names.includes(w));
+    if (unknown.length > 0) {
+      throw new ConfigError(where, [{ path: '', message: `has no environment ${unknown.map((u) => `"${u}"`).join(', ')}; environments are: ${names.join(', ')}` }]);
+    }
+  }
   const loaded: LoadedEnvironment[] = [];
-  for (const f of files) {
-    const name = f.replace(/\.ya?ml$/, '');
+  for (const [name, f] of byName) {
     if (wanted && !wanted.includes(name)) continue;
     try {
       loaded.push(loadEnvironment(join(dir, f), relative(root, join(dir, f))));
@@ -150,6 +176,7 @@ export function loadEnvironments(dir: string, only?: readonly string[], root = p
       else throw err;
     }
   }
+  errors.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
   if (errors.length === 1) throw errors[0];
   if (errors.length > 1) throw new AggregateConfigError(errors);
   return loaded;

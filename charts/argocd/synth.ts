@@ -1,6 +1,8 @@
 import { join } from 'node:path';
 import { App } from 'cdk8s';
 import { ConfigError } from '../../config/errors.js';
+import { AggregateConfigError } from '../../config/environment.js';
+import { locate } from '../../config/yaml-input.js';
 import { GITOPS_FILE, checkEnvironmentsCovered, loadGitops } from '../../config/gitops.js';
 import { fileNameFor, renderFiles, validateConstructs, type Manifest } from '../render.js';
 import { ArgocdChart, type ArgocdEnvironment } from './argocd-chart.js';
@@ -43,7 +45,8 @@ export async function synthesizeArgocd(opts: ArgocdSynthOptions): Promise<Argocd
         }])],
   );
   if (issues.length > 0) throw new ConfigError(issues[0]!.file, issues.flatMap((e) => e.issues.map((i) => ({ ...i, path: `${e.file}: ${i.path}` }))));
-  for (const env of opts.environments) checkNoChartObjects(env);
+  const clashes = opts.environments.flatMap((env) => chartObjectClashes(opts.root, env));
+  if (clashes.length > 0) throw clashes.length === 1 ? clashes[0] : new AggregateConfigError(clashes);
 
   const isFleet = Object.values(gitops.config.environments).some((t) => 'fleet' in t);
   const fleetApplicationSet = isFleet ? (await import('./application-set.js')).FleetApplicationSet : undefined;
@@ -60,15 +63,24 @@ export async function synthesizeArgocd(opts: ArgocdSynthOptions): Promise<Argocd
   return { objects, crds: vendored.crds.map((c) => c.name), files };
 }
 
-/** dist/<env>/ must not define an object the chart renders: two Applications would fight over it. */
-function checkNoChartObjects({ environment, objects }: ArgocdEnvironment): void {
+/**
+ * dist/<env>/ must not define an object the chart renders: two Applications would fight
+ * over it. Reported at the workload that renders it, naming both sources.
+ */
+function chartObjectClashes(root: string, { environment, objects }: ArgocdEnvironment): ConfigError[] {
   const releaseNs = environment.config.karpenter.namespace;
   const clashes = objects.filter((o) =>
     CHART_NAMESPACED_OBJECTS.some((c) => c.kind === o.kind && c.name === o.metadata.name && (c.namespace ?? releaseNs) === o.metadata.namespace),
   );
-  if (clashes.length > 0) {
-    throw new Error(
-      `dist/${environment.name}: ${clashes.map((o) => `${o.kind} ${o.metadata.namespace}/${o.metadata.name}`).join(', ')} is also rendered by the Karpenter chart; rename it`,
-    );
-  }
+  const workloads = environment.config.workloads;
+  return [...new Set(clashes.map((o) => `${o.metadata.namespace}/${o.metadata.name}`))].map((key) => {
+    const kinds = clashes.filter((o) => `${o.metadata.namespace}/${o.metadata.name}` === key).map((o) => o.kind);
+    const i = workloads.findIndex((w) => `${w.namespace}/${w.name}` === key);
+    const path = i >= 0 ? `workloads[${i}].name` : '';
+    const at = i >= 0 ? locate(root, environment.file, ['workloads', i, 'name']) : environment.file;
+    return new ConfigError(at, [{
+      path,
+      message: `must not be "${key.split('/')[1]}" in namespace ${key.split('/')[0]}: the Karpenter chart (Application ${environment.name}-karpenter) renders ${kinds.join(' and ')} ${key} too, and two Applications would fight over them; rename the workload`,
+    }]);
+  });
 }

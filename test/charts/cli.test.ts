@@ -1,19 +1,21 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parse } from 'yaml';
 import { afterEach, describe, expect, it } from 'vitest';
 import { REPO, snapshotTree, tempRepo } from '../support/repo.js';
+import { checkout, generatedState, leftovers, synthCli as run } from '../support/generated.js';
 
 /** Runs `npm run synth` the way a user does (same entry point), against a temp copy of the inputs. */
 function synthCli(root: string, ...args: string[]) {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', join(REPO, 'charts/main.ts'), '--root', root, ...args], { cwd: REPO, encoding: 'utf8' });
+  const r = run(root, args);
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
 describe('npm run synth (CLI)', () => {
   let repo: ReturnType<typeof tempRepo>;
-  afterEach(() => repo.dispose());
+  afterEach(() => repo?.dispose());
 
   it('writes every environment, twice byte-identical, with no temp directories left behind', () => {
     repo = tempRepo();
@@ -26,6 +28,7 @@ describe('npm run synth (CLI)', () => {
     expect(snapshotTree(join(repo.root, 'dist'))).toEqual(tree);
     expect(snapshotTree(join(repo.root, 'argocd'))).toEqual(snapshotTree(join(REPO, 'argocd')));
     expect(readdirSync(repo.root).sort()).toEqual(['argocd', 'crds', 'dist', 'environments', 'gitops.yaml', 'infra']);
+    expect(leftovers(repo.root)).toEqual([]);
   });
 
   it('an invalid environment exits 1 with file, path, value and what is allowed, and leaves dist/ byte-identical', () => {
@@ -50,7 +53,7 @@ describe('npm run synth (CLI)', () => {
     expect(r.code).toBe(1);
     expect(r.stderr.split('\n').filter(Boolean)).toEqual([
       'error: invalid input, nothing was written',
-      'environments/dev.yaml: (top level): is not valid YAML: Flow sequence in block collection must be sufficiently indented and end with a ] at line 2, column 1',
+      'environments/dev.yaml:2:1: (top level): is not valid YAML: Flow sequence in block collection must be sufficiently indented and end with a ]',
       'environments/prod.yaml: nodePools[0].expireAfter: must be a duration of whole s/m/h units such as 30s, 1m, 720h or 1h30m, or Never, got "1x"',
     ]);
   });
@@ -81,20 +84,74 @@ describe('npm run synth (CLI)', () => {
     expect(unknownEnv.stderr).toBe('error: invalid input, nothing was written\nenvironments: (top level): has no environment "qa"; environments are: dev, prod, staging\n');
     const unknownFlag = synthCli(repo.root, '--envv', 'qa');
     expect(unknownFlag.code).toBe(1);
-    expect(unknownFlag.stderr).toBe("error: Unknown option '--envv'. Usage: npm run synth [-- --env <name>[,<name>...]]\n");
+    expect(unknownFlag.stderr).toBe("error: Unknown option '--envv'. Usage: npm run synth [-- --env <name>[,<name>...]] [--root <repository>]\n");
     expect(existsSync(join(repo.root, 'dist'))).toBe(false);
   });
 });
 
 describe('cdk8s synth (the ecosystem command) runs the same app', () => {
-  it('writes the same tree as npm run synth into its output directory', () => {
-    const out = mkdtempSync(join(tmpdir(), 'cdk8s-out-'));
-    try {
-      const r = spawnSync(join(REPO, 'node_modules/.bin/cdk8s'), ['synth', '--output', out], { cwd: REPO, encoding: 'utf8' });
-      expect(r.status, r.stderr).toBe(0);
-      expect(snapshotTree(out)).toEqual(snapshotTree(join(REPO, 'dist')));
-    } finally {
-      rmSync(out, { recursive: true, force: true });
-    }
+  let repo: ReturnType<typeof checkout>;
+  afterEach(() => repo?.dispose());
+
+  /** cdk8s.yaml as shipped, with the app command pointing at this checkout's entry point. */
+  function withCdk8sYaml(root: string) {
+    const config = parse(readFileSync(join(REPO, 'cdk8s.yaml'), 'utf8'));
+    const tsx = pathToFileURL(join(REPO, 'node_modules/tsx/dist/loader.mjs')).href;
+    config.app = `${process.execPath} --import ${tsx} ${join(REPO, 'charts/main.ts')}`;
+    config.imports = [];
+    writeFileSync(join(root, 'cdk8s.yaml'), JSON.stringify(config));
+  }
+  const cdk8s = (root: string, ...args: string[]) => spawnSync(join(REPO, 'node_modules/.bin/cdk8s'), ['synth', ...args], { cwd: root, encoding: 'utf8' });
+
+  it('GIVEN the shipped cdk8s.yaml THEN its output is a scratch directory, not dist/', () => {
+    expect(parse(readFileSync(join(REPO, 'cdk8s.yaml'), 'utf8')).output).toBe('.cdk8s.out');
+  });
+
+  it('GIVEN valid input WHEN cdk8s synth runs THEN the app writes dist/ and argocd/ as npm run synth does, and a copy into the scratch directory', () => {
+    repo = tempRepo();
+    withCdk8sYaml(repo.root);
+    const r = cdk8s(repo.root);
+    expect(r.status, r.stderr).toBe(0);
+    expect(snapshotTree(join(repo.root, 'dist'))).toEqual(snapshotTree(join(REPO, 'dist')));
+    expect(snapshotTree(join(repo.root, 'argocd'))).toEqual(snapshotTree(join(REPO, 'argocd')));
+    expect(snapshotTree(join(repo.root, '.cdk8s.out'))).toEqual(snapshotTree(join(REPO, 'dist')));
+    expect(r.stdout).toContain('  - .cdk8s.out/dev/EC2NodeClass.default.k8s.yaml\n');
+  });
+
+  it('GIVEN an invalid environment WHEN cdk8s synth runs THEN it fails and dist/, argocd/ and the schema stay byte-identical', () => {
+    repo = checkout();
+    withCdk8sYaml(repo.root);
+    repo.editEnvironment('dev', (e) => (e.nodePools[0].expireAfter = '1x'));
+    const before = generatedState(repo.root);
+    const r = cdk8s(repo.root);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('environments/dev.yaml: nodePools[0].expireAfter: must be a duration');
+    expect(generatedState(repo.root)).toEqual(before);
+    expect(leftovers(repo.root)).toEqual([]);
+  });
+});
+
+describe('CDK8S_OUTDIR that is not a generated directory is refused before anything is touched', () => {
+  let repo: ReturnType<typeof checkout>;
+  afterEach(() => repo?.dispose());
+
+  it.each([
+    ['environments', 'environments/, which synth does not generate'],
+    ['.', 'the repository root'],
+    ['/tmp', 'a directory outside the repository'],
+    ['crds/karpenter', 'crds/, which synth does not generate'],
+  ])('GIVEN CDK8S_OUTDIR=%s THEN exit 1, one line, nothing changed', (outdir, what) => {
+    repo = checkout();
+    repo.editEnvironment('dev', (e) => (e.karpenter.replicas = 2));
+    const before = generatedState(repo.root);
+    const crds = snapshotTree(join(repo.root, 'crds'));
+    const tsx = pathToFileURL(join(REPO, 'node_modules/tsx/dist/loader.mjs')).href;
+    const r = spawnSync(process.execPath, ['--import', tsx, join(REPO, 'charts/main.ts')], { cwd: repo.root, encoding: 'utf8', env: { ...process.env, CDK8S_OUTDIR: outdir } });
+    expect(r.stderr).toBe(
+      `error: CDK8S_OUTDIR=${outdir} is ${what}; synth writes only dist/ (or .cdk8s.out/, the scratch directory cdk8s.yaml gives cdk8s synth), so it refuses before touching anything\n`,
+    );
+    expect(r.status).toBe(1);
+    expect(generatedState(repo.root)).toEqual(before);
+    expect(snapshotTree(join(repo.root, 'crds'))).toEqual(crds);
   });
 });

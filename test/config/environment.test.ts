@@ -187,8 +187,8 @@ describe('environment files: bad input is named by file, field path, value and w
 
   it('an environment file that is not YAML', () => {
     expect(() => parseEnvironment(FILE, 'cluster: [a\nb: : c')).toThrow(
-      'environments/prod.yaml: (top level): is not valid YAML: Flow sequence in block collection must be sufficiently indented and end with a ] at line 2, column 1\n' +
-        'environments/prod.yaml: (top level): is not valid YAML: Nested mappings are not allowed in compact mappings at line 2, column 4',
+      'environments/prod.yaml:2:1: (top level): is not valid YAML: Flow sequence in block collection must be sufficiently indented and end with a ]\n' +
+        'environments/prod.yaml:2:4: (top level): is not valid YAML: Nested mappings are not allowed in compact mappings',
     );
   });
 
@@ -197,7 +197,7 @@ describe('environment files: bad input is named by file, field path, value and w
   });
 
   it('a duplicate key in the YAML', () => {
-    expect(() => parseEnvironment(FILE, 'production: true\nproduction: false\n')).toThrow('environments/prod.yaml: (top level): is not valid YAML: Map keys must be unique at line 2, column 1');
+    expect(() => parseEnvironment(FILE, 'production: true\nproduction: false\n')).toThrow('environments/prod.yaml:2:1: (top level): is not valid YAML: Map keys must be unique');
   });
 
   it('an unknown environment name', () => {
