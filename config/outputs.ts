@@ -114,6 +114,11 @@ export function renderDestroyedOutputs(clusterName: string): string {
   return `${JSON.stringify({ [DESTROYED_KEY]: true, clusterName }, null, 2)}\n`;
 }
 
+/** Writes the tombstone atomically, like the outputs it replaces. */
+export function writeDestroyedOutputs(file: string, clusterName: string): void {
+  writeFileAtomic(file, renderDestroyedOutputs(clusterName));
+}
+
 /** Serializes outputs with keys in table order (stable diffs), ending with a newline. */
 export function renderOutputs(outputs: InfraOutputs): string {
   const ordered = Object.fromEntries(OUTPUT_KEYS.map((k) => [k, outputs[k]]));
