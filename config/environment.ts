@@ -5,7 +5,7 @@ import { DEFAULT_AMI_ALIAS } from './defaults.js';
 import { ConfigError, describeValue } from './errors.js';
 import { parseYamlInput, readInputText } from './yaml-input.js';
 import { nodeClassSchema, nodePoolSchema } from './karpenter-schema.js';
-import { objectName, quantity, strict, uniqueNames } from './schema-kit.js';
+import { labelKey, labelValue, objectName, quantity, strict, uniqueNames } from './schema-kit.js';
 import { checkWorkloads, workloadWarnings, workloadsSchema } from './workload-schema.js';
 
 /**
@@ -15,7 +15,34 @@ import { checkWorkloads, workloadWarnings, workloadsSchema } from './workload-sc
  */
 
 const awsId = (prefix: string) => z.string().regex(new RegExp(`^${prefix}-[0-9a-f]{8,17}$`), { error: `must be an id like ${prefix}-0123456789abcdef0` });
-const cidr = z.string().regex(/^(\d{1,3}\.){3}\d{1,3}\/\d{1,2}$/, { error: 'must be an IPv4 CIDR such as 203.0.113.0/24' });
+/** IPv4 CIDR with octets 0-255 and a prefix of 0-32: EKS rejects anything else only at apply time. */
+const cidr = z
+  .string({ error: 'must be an IPv4 CIDR such as 203.0.113.0/24' })
+  .regex(/^((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\/(3[0-2]|[12]?\d)$/, {
+    error: 'must be an IPv4 CIDR such as 203.0.113.0/24 (four octets 0-255, prefix 0-32)',
+  });
+
+/** A list whose entries must not repeat: a repeated subnet or CIDR is a typo for another one. */
+function noDuplicates(what: string) {
+  return (items: readonly string[], ctx: z.core.$RefinementCtx<string[]>) => {
+    items.forEach((item, i) => {
+      const first = items.indexOf(item);
+      if (first !== i) ctx.addIssue({ code: 'custom', path: [i], message: `must not repeat a ${what} (already at index ${first})`, input: item });
+    });
+  };
+}
+
+/** Kubernetes' label key rule, lengths included: name part at most 63 characters, DNS prefix at most 253. */
+const systemLabelKey = labelKey.superRefine((key, ctx) => {
+  const slash = key.lastIndexOf('/');
+  if (key.length - slash - 1 > 63) ctx.addIssue({ code: 'custom', message: 'must have a name part (after the last "/") of at most 63 characters', input: key });
+  else if (slash > 253) ctx.addIssue({ code: 'custom', message: 'must have a prefix (before the "/") of at most 253 characters', input: key });
+});
+
+/** System node group labels; at least one, because the Karpenter controller is pinned to the group by them. */
+const systemLabels = z.record(systemLabelKey, labelValue).refine((labels) => Object.keys(labels).length > 0, {
+  error: 'must have at least one label: the Karpenter controller is pinned to the system node group by its labels',
+});
 
 export const clusterSchema = strict({
   /** EKS cluster name; also the discovery tag value, the queue name and part of the role names. */
@@ -29,14 +56,14 @@ export const clusterSchema = strict({
   kubernetesVersion: z.string().regex(/^1\.\d{2}$/, { error: 'must be a Kubernetes minor version such as "1.36" (quote it in YAML)' }).default('1.36'),
   vpcId: awsId('vpc'),
   /** Private subnets: the cluster, the system node group and Karpenter nodes use these. */
-  privateSubnetIds: z.array(awsId('subnet')).min(2, { error: 'must list at least two private subnets (EKS needs two AZs)' }),
+  privateSubnetIds: z.array(awsId('subnet')).min(2, { error: 'must list at least two private subnets (EKS needs two AZs)' }).superRefine(noDuplicates('subnet')),
   /** CIDRs allowed to reach the public API endpoint. Empty list = private endpoint only. */
-  publicAccessCidrs: z.array(cidr).default([]),
+  publicAccessCidrs: z.array(cidr).superRefine(noDuplicates('CIDR')).default([]),
   systemNodeGroup: strict({
     instanceTypes: z.array(z.string().regex(/^[a-z0-9-]+\.[a-z0-9]+$/, { error: 'must be an EC2 instance type such as t3.medium' })).min(1).default(['t3.medium']),
     /** min = desired = max: the system group never scales; Karpenter does. */
     size: z.number().int().min(1).max(100).default(2),
-    labels: z.record(z.string(), z.string()).default({ 'node-role': 'system' }),
+    labels: systemLabels.default({ 'node-role': 'system' }),
   }).prefault({}),
   /** How the controller gets AWS credentials: EKS Pod Identity (default) or IRSA. */
   identity: z.enum(['podIdentity', 'irsa'], { error: 'must be one of podIdentity, irsa' }).default('podIdentity'),
@@ -49,8 +76,48 @@ export const karpenterSchema = strict({
   resources: strict({
     requests: strict({ cpu: quantity, memory: quantity }).default({ cpu: '500m', memory: '512Mi' }),
     limits: strict({ cpu: quantity.optional(), memory: quantity }).default({ memory: '512Mi' }),
-  }).prefault({}),
+  })
+    .superRefine((r, ctx) => {
+      // The API server refuses a Deployment whose requests exceed its limits: the chart would never roll out.
+      for (const res of ['cpu', 'memory'] as const) {
+        const limit = r.limits[res];
+        if (limit !== undefined && quantityValue(r.requests[res]) > quantityValue(limit)) {
+          ctx.addIssue({ code: 'custom', path: ['requests', res], message: `must be at most the limit ${limit} (limits.${res})`, input: r.requests[res] });
+        }
+      }
+    })
+    .prefault({}),
 }).prefault({});
+
+const QUANTITY_SUFFIX: Readonly<Record<string, number>> = {
+  n: 1e-9, u: 1e-6, m: 1e-3, '': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18,
+  Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60,
+};
+
+/** A quantity the schema accepted, as a number: precise enough to compare requests with limits. */
+export function quantityValue(q: string): number {
+  const m = /^([+-]?(?:\d+(?:\.\d*)?|\.\d+))([eE][+-]?(?:\d+(?:\.\d*)?|\.\d+)|[KMGTPE]i|[numkMGTPE])?$/.exec(q);
+  if (!m) return Number.NaN;
+  const suffix = m[2] ?? '';
+  return /^[eE]/.test(suffix) ? Number(`${m[1]}${suffix}`) : Number(m[1]) * QUANTITY_SUFFIX[suffix]!;
+}
+
+/**
+ * The chart gives the controller a required pod anti-affinity on the hostname and the
+ * controller is pinned to the system node group: one replica per system node, the rest
+ * stay Pending forever.
+ */
+export function checkControllerFits(env: { cluster: { systemNodeGroup: { size: number } }; karpenter: { replicas: number } }, ctx: z.core.$RefinementCtx<unknown>): void {
+  const { size } = env.cluster.systemNodeGroup;
+  if (env.karpenter.replicas > size) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['karpenter', 'replicas'],
+      message: `must be at most cluster.systemNodeGroup.size (${size}): the chart's required anti-affinity puts one controller per system node, the rest would stay Pending`,
+      input: env.karpenter.replicas,
+    });
+  }
+}
 
 export const environmentSchema = strict({
   /** Marks production: warnings about unpinned AMIs and similar apply. */
@@ -63,6 +130,7 @@ export const environmentSchema = strict({
   workloads: workloadsSchema,
 }).superRefine((env, ctx) => {
   checkWorkloads(env, ctx);
+  checkControllerFits(env, ctx);
   const classes = env.nodeClasses.map((c) => c.name);
   env.nodePools.forEach((pool, i) => {
     if (!classes.includes(pool.nodeClass)) {

@@ -15,6 +15,11 @@ export const FLEET_LABEL = 'environment';
 
 const gitUrl = z
   .string({ error: 'must be a Git repository URL' })
+  // Credentials in the URL would be committed to argocd/ in every Application: Argo CD takes them from a repository secret.
+  .refine((url) => !/^https:\/\/[^/\s]*@/.test(url) && !/^ssh:\/\/[^/@\s]*:[^/@\s]*@/.test(url), {
+    error: 'must not carry credentials (user:password@ or token@): they would be committed to argocd/; give Argo CD a repository secret instead',
+    abort: true,
+  })
   .regex(/^(https:\/\/[^\s/]+\/\S+|ssh:\/\/\S+@[^\s/]+\/\S+|[A-Za-z0-9._-]+@[^\s:]+:\S+)$/, {
     error: 'must be a Git repository URL such as https://git.example.com/platform/karpenter-gitops.git or git@git.example.com:platform/karpenter-gitops.git',
   });
@@ -81,8 +86,26 @@ export const gitopsSchema = strict({
       .default('karpenter-gitops'),
   }).prefault({}),
   /** Per environment (the file name of environments/<env>.yaml): one cluster or a fleet. */
-  environments: z.record(z.string(), environmentTargetSchema).superRefine(keysMatch(objectName)),
+  environments: z.record(z.string(), environmentTargetSchema).superRefine(keysMatch(objectName)).superRefine(oneEnvironmentPerCluster),
 });
+
+/**
+ * Two environments on one cluster would install two Karpenter releases with different
+ * settings and NodePools into the same kube-system: they fight over every object.
+ */
+function oneEnvironmentPerCluster(targets: Record<string, EnvironmentTarget>, ctx: z.core.$RefinementCtx<Record<string, EnvironmentTarget>>): void {
+  const seen = new Map<string, string>();
+  for (const [env, target] of Object.entries(targets)) {
+    if (!('destination' in target)) continue;
+    const { server, name } = target.destination;
+    const [field, value] = server !== undefined ? (['server', server] as const) : (['name', name!] as const);
+    const key = `${field}=${value}`;
+    const first = seen.get(key);
+    if (first !== undefined) {
+      ctx.addIssue({ code: 'custom', path: [env, 'destination', field], message: `must not be the cluster of environment "${first}" as well: one cluster runs one environment`, input: value });
+    } else seen.set(key, env);
+  }
+}
 
 export type GitopsConfig = z.infer<typeof gitopsSchema>;
 

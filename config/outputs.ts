@@ -25,19 +25,34 @@ export type OutputKey = (typeof OUTPUT_KEYS)[number];
 
 const arn = (service: string) => z.string().regex(new RegExp(`^arn:aws[a-z-]*:${service}:`), { error: `must be an ${service} ARN (arn:aws:${service}:...)` });
 
-export const outputsSchema = z.strictObject({
-  clusterName: z.string().min(1),
-  region: z.string().regex(/^[a-z]{2}(-gov)?-[a-z]+-\d$/, { error: 'must be an AWS region such as us-east-1' }),
-  accountId: z.string().regex(/^\d{12}$/, { error: 'must be a 12-digit AWS account id' }),
-  kubernetesVersion: z.string().regex(/^1\.\d{2}$/, { error: 'must be a Kubernetes minor version such as "1.36"' }),
-  nodeRoleName: z.string().min(1),
-  nodeRoleArn: arn('iam'),
-  controllerRoleArn: arn('iam'),
-  interruptionQueueName: z.string().min(1),
-  interruptionQueueArn: arn('sqs'),
-  karpenterChartVersion: z.string().regex(/^\d+\.\d+\.\d+$/),
-  kubeconfigCommand: z.string().min(1),
-} satisfies Record<OutputKey, z.ZodType>);
+/** IAM's role name rule (CreateRole): 1-64 of letters, digits and +=,.@_- */
+const iamRoleName = z.string().regex(/^[\w+=,.@-]{1,64}$/, { error: 'must be an IAM role name: 1-64 letters, digits and +=,.@_-' });
+/** SQS's standard queue name rule (CreateQueue): 1-80 letters, digits, - and _. Karpenter polls a standard queue. */
+const sqsQueueName = z.string().regex(/^[A-Za-z0-9_-]{1,80}$/, { error: 'must be a standard SQS queue name: 1-80 letters, digits, "-" and "_"' });
+
+export const outputsSchema = z
+  .strictObject({
+    clusterName: z.string().min(1),
+    region: z.string().regex(/^[a-z]{2}(-gov)?-[a-z]+-\d$/, { error: 'must be an AWS region such as us-east-1' }),
+    accountId: z.string().regex(/^\d{12}$/, { error: 'must be a 12-digit AWS account id' }),
+    kubernetesVersion: z.string().regex(/^1\.\d{2}$/, { error: 'must be a Kubernetes minor version such as "1.36"' }),
+    nodeRoleName: iamRoleName,
+    nodeRoleArn: arn('iam'),
+    controllerRoleArn: arn('iam'),
+    interruptionQueueName: sqsQueueName,
+    interruptionQueueArn: arn('sqs'),
+    karpenterChartVersion: z.string().regex(/^\d+\.\d+\.\d+$/),
+    kubeconfigCommand: z.string().min(1),
+  } satisfies Record<OutputKey, z.ZodType>)
+  .superRefine((o, ctx) => {
+    // A name and its ARN written by hand can disagree (a role ARN may carry a path: compare the last segment): the chart gets the name, IAM and SQS the ARN.
+    if (iamRoleName.safeParse(o.nodeRoleName).success && o.nodeRoleArn.split('/').at(-1) !== o.nodeRoleName) {
+      ctx.addIssue({ code: 'custom', path: ['nodeRoleArn'], message: `must be the ARN of nodeRoleName "${o.nodeRoleName}"`, input: o.nodeRoleArn });
+    }
+    if (sqsQueueName.safeParse(o.interruptionQueueName).success && !o.interruptionQueueArn.endsWith(`:${o.interruptionQueueName}`)) {
+      ctx.addIssue({ code: 'custom', path: ['interruptionQueueArn'], message: `must be the ARN of interruptionQueueName "${o.interruptionQueueName}"`, input: o.interruptionQueueArn });
+    }
+  });
 
 export type InfraOutputs = z.infer<typeof outputsSchema>;
 
@@ -69,6 +84,15 @@ export function readOutputs(path: string, file = path): InfraOutputs {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new ConfigError(file, [{ path: '', message: `must be a JSON object with keys ${OUTPUT_KEYS.join(', ')}, got ${describeValue(raw)}` }]);
   }
+  if ((raw as Record<string, unknown>)[DESTROYED_KEY] === true) {
+    const cluster = (raw as Record<string, unknown>).clusterName;
+    throw new ConfigError(file, [
+      {
+        path: '',
+        message: `records that \`npm run infra -- destroy\` deleted cluster ${describeValue(cluster)}, its roles and its queue: nothing can be synthesized against it; run \`npm run infra -- apply --env <env>\` to recreate them (it rewrites this file), or remove the environment`,
+      },
+    ]);
+  }
   const missing = OUTPUT_KEYS.filter((k) => !(k in raw));
   const parsed = outputsSchema.safeParse(raw);
   if (!parsed.success) {
@@ -77,6 +101,22 @@ export function readOutputs(path: string, file = path): InfraOutputs {
     throw new ConfigError(file, [...head, ...issues]);
   }
   return parsed.data;
+}
+
+/** The key of the tombstone `destroy` leaves: `{"destroyed": true, "clusterName": ...}`. */
+export const DESTROYED_KEY = 'destroyed';
+
+/**
+ * What `destroy` leaves in place of the outputs file: a tombstone rather than nothing, so
+ * synth says why the names are gone instead of "run outputs", and git shows the change.
+ */
+export function renderDestroyedOutputs(clusterName: string): string {
+  return `${JSON.stringify({ [DESTROYED_KEY]: true, clusterName }, null, 2)}\n`;
+}
+
+/** Writes the tombstone atomically, like the outputs it replaces. */
+export function writeDestroyedOutputs(file: string, clusterName: string): void {
+  writeFileAtomic(file, renderDestroyedOutputs(clusterName));
 }
 
 /** Serializes outputs with keys in table order (stable diffs), ending with a newline. */

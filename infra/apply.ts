@@ -252,8 +252,9 @@ async function runStep(ctx: ApplyContext, action: Action, step: Step): Promise<v
       return;
     }
     case 'accessEntry':
+      if (step.replace) await gone(() => c.eks.send(new DeleteAccessEntryCommand({ clusterName, principalArn: roleArn(acct, d.names.nodeRole) })));
       await tolerate(['ResourceInUseException'], () =>
-        propagated(`CreateAccessEntry ${d.names.nodeRole}`, () => c.eks.send(new CreateAccessEntryCommand({ clusterName, principalArn: roleArn(acct, d.names.nodeRole), type: 'EC2_LINUX' }))),
+        propagated(`CreateAccessEntry ${d.names.nodeRole}`, () => c.eks.send(new CreateAccessEntryCommand({ clusterName, principalArn: roleArn(acct, d.names.nodeRole), type: step.entryType }))),
       );
       return;
     case 'queue': {
@@ -277,6 +278,7 @@ async function runStep(ctx: ApplyContext, action: Action, step: Step): Promise<v
         await c.events.send(new EventsTagResourceCommand({ ResourceARN: rule.Arn!, Tags: ownerList }));
       }
       if (step.putTarget) await c.events.send(new PutTargetsCommand({ Rule: step.name, Targets: [{ Id: RULE_TARGET_ID, Arn: queueArn(d, acct) }] }));
+      if (step.removeTargets?.length) await c.events.send(new RemoveTargetsCommand({ Rule: step.name, Ids: [...step.removeTargets] }));
       return;
     case 'oidcProvider': {
       if (step.adopt) {

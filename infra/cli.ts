@@ -1,8 +1,9 @@
+import { existsSync } from 'node:fs';
 import { createInterface } from 'node:readline/promises';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../config/errors.js';
-import { outputsPath, writeOutputs, type InfraOutputs } from '../config/outputs.js';
+import { outputsPath, writeDestroyedOutputs, writeOutputs, type InfraOutputs } from '../config/outputs.js';
 import type { AwsClients, ClientOptions } from './clients.js';
 import { loadDesired, type DesiredState } from './desired.js';
 import { InfraError, type Observed, type Plan } from './model.js';
@@ -138,12 +139,12 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<CliRes
       case 'plan': {
         const plan = planApply(desired, observed, { pruneIam: values['prune-iam'], adopt: values.adopt });
         io.out(values.json ? planJson(plan) : renderPlan(plan));
-        return result(plan.blockers.length > 0 ? 1 : 0);
+        return result(refuse(plan) ? 1 : 0);
       }
       case 'apply': {
         const plan = planApply(desired, observed, { pruneIam: values['prune-iam'], adopt: values.adopt });
         io.out(renderPlan(plan));
-        if (plan.blockers.length > 0) return result(1);
+        if (refuse(plan)) return result(1);
         const code = await executePlan(plan, observed);
         if (code !== 0) return result(code);
         const outputs = outputsFor(desired, observed);
@@ -158,9 +159,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<CliRes
       case 'destroy': {
         const plan = planDestroy(desired, observed, { terminateKarpenterInstances: values['terminate-karpenter-instances'] });
         io.out(renderPlan(plan));
-        if (plan.blockers.length > 0) return result(1);
+        if (refuse(plan)) return result(1);
         if (plan.actions.every((a) => a.kind === 'noop')) {
-          io.out(`Nothing to destroy: ${log.mutating.length} mutating calls (${seconds()}).`);
+          const marked = markDestroyed();
+          io.out(`Nothing to destroy: ${log.mutating.length} mutating calls (${seconds()}).${marked}`);
           return result(0);
         }
         if (!values.yes) {
@@ -170,8 +172,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<CliRes
             return result(1);
           }
         }
+        // Marked before the first delete: from then on the names in it may be gone, even if a step fails.
+        const marked = markDestroyed();
         const code = await executePlan(plan, observed);
-        if (code === 0) io.out(`Destroyed: ${log.mutating.length} mutating calls (${seconds()}).`);
+        if (code === 0) io.out(`Destroyed: ${log.mutating.length} mutating calls (${seconds()}).${marked}`);
         return result(code);
       }
       case 'outputs': {
@@ -196,6 +200,19 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<CliRes
     return result(1);
   } finally {
     destroyClients(clients);
+  }
+
+  /** Safety refusals are errors: stderr, next to the plan that explains them on stdout. */
+  function refuse(plan: Plan): boolean {
+    for (const b of plan.blockers) io.err(`refused: ${b}`);
+    return plan.blockers.length > 0;
+  }
+
+  /** Replaces an existing outputs file by the tombstone synth refuses; returns what to say about it. */
+  function markDestroyed(): string {
+    if (!existsSync(outputsFile)) return '';
+    writeDestroyedOutputs(outputsFile, desired.clusterName);
+    return ` Marked ${outputsFile} destroyed.`;
   }
 
   async function executePlan(plan: Plan, observed: Observed): Promise<number> {

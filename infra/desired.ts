@@ -33,6 +33,23 @@ export interface DesiredState {
     readonly rules: readonly string[];
   };
   readonly discoveryTag: { readonly key: 'karpenter.sh/discovery'; readonly value: string };
+  /**
+   * Type of the node role's EKS access entry. EKS allows one entry per principal, so a role
+   * that Windows nodes use gets EC2_WINDOWS (which also admits Linux nodes: the same node
+   * groups, plus eks:kube-proxy-windows); EC2_LINUX alone leaves Windows nodes unable to join.
+   */
+  readonly nodeAccessEntryType: AccessEntryType;
+}
+
+export type AccessEntryType = 'EC2_LINUX' | 'EC2_WINDOWS';
+
+/** Windows AMI families (amiFamily) and aliases (windows2022@...), as Karpenter v1.13 names them. */
+const WINDOWS_FAMILY = /^windows\d{4}$/i;
+
+/** True when a node class launches Windows nodes: by its amiFamily, or by an alias when the family is left to it. */
+export function usesWindows(nc: { readonly amiFamily?: string; readonly amiSelectorTerms?: readonly { readonly alias?: string }[] }): boolean {
+  if (nc.amiFamily !== undefined && nc.amiFamily !== 'Custom') return WINDOWS_FAMILY.test(nc.amiFamily);
+  return (nc.amiSelectorTerms ?? []).some((t) => t.alias !== undefined && WINDOWS_FAMILY.test(t.alias.split('@')[0]!));
 }
 
 export const MANAGED = {
@@ -88,6 +105,10 @@ export function desiredFrom(loaded: LoadedEnvironment, opts: DesiredOptions = {}
       rules: INTERRUPTION_RULES.map((r) => `${name}-${r.suffix}`),
     },
     discoveryTag: { key: 'karpenter.sh/discovery', value: name },
+    // Only classes that use the role infra made count: another role needs its own entry (synth warns).
+    nodeAccessEntryType: loaded.config.nodeClasses.some((nc) => (nc.role ?? `KarpenterNodeRole-${name}`) === `KarpenterNodeRole-${name}` && nc.instanceProfile === undefined && usesWindows(nc))
+      ? 'EC2_WINDOWS'
+      : 'EC2_LINUX',
   };
 }
 

@@ -83,7 +83,8 @@ export interface Observed {
   readonly roles: Readonly<Record<string, ObservedRole | null>>;
   readonly cluster: ObservedCluster | null;
   readonly nodeGroup: ObservedNodeGroup | null;
-  readonly accessEntry: boolean;
+  /** Type of the node role's access entry (EC2_LINUX, EC2_WINDOWS, ...); null when there is none. */
+  readonly accessEntry: string | null;
   readonly queue: ObservedQueue | null;
   readonly rules: Readonly<Record<string, ObservedRule | null>>;
   readonly oidcProviderArn: string | null;
@@ -148,9 +149,19 @@ export type Step =
       readonly version?: string;
     }
   | { readonly type: 'waitNodeGroup' }
-  | { readonly type: 'accessEntry' }
+  /** `replace`: EKS cannot change an entry's type; delete the old one first. */
+  | { readonly type: 'accessEntry'; readonly entryType: 'EC2_LINUX' | 'EC2_WINDOWS'; readonly replace: boolean }
   | { readonly type: 'queue'; readonly create: boolean; readonly attributes: Readonly<Record<string, string>>; readonly adopt?: boolean }
-  | { readonly type: 'rule'; readonly name: string; readonly pattern: string; readonly putRule: boolean; readonly putTarget: boolean; readonly adopt?: boolean }
+  | {
+      readonly type: 'rule';
+      readonly name: string;
+      readonly pattern: string;
+      readonly putRule: boolean;
+      readonly putTarget: boolean;
+      /** Targets other than the interruption queue (another account's queue, a Lambda): drift, removed. */
+      readonly removeTargets?: readonly string[];
+      readonly adopt?: boolean;
+    }
   | { readonly type: 'oidcProvider'; readonly adopt?: string }
   | { readonly type: 'addon' }
   | { readonly type: 'podIdentityAssociation'; readonly existingId?: string }

@@ -121,7 +121,7 @@ export async function observe(c: AwsClients, d: DesiredState): Promise<Observed>
           tags: ng.tags ?? {},
         }
       : null,
-    accessEntry: Boolean(accessEntry?.accessEntry),
+    accessEntry: accessEntry?.accessEntry ? (accessEntry.accessEntry.type ?? 'STANDARD') : null,
     queue,
     rules: Object.fromEntries(rules),
     oidcProviderArn: oidc?.arn ?? null,

@@ -306,13 +306,21 @@ export function planApply(d: DesiredState, o: Observed, opts: ApplyOptions = {})
   }
 
   // Karpenter nodes join through an access entry for their role.
+  const entryType = d.nodeAccessEntryType;
+  const why = entryType === 'EC2_WINDOWS' ? ' (a node class uses a Windows AMI)' : '';
   actions.push(
     act(
       R.accessEntry(nodeRole),
       [cluster, R.role(nodeRole)],
-      o.accessEntry ? null : { type: 'accessEntry' },
-      [o.accessEntry ? 'EC2_LINUX access entry exists' : 'EC2_LINUX access entry for the node role does not exist'],
-      o.accessEntry,
+      o.accessEntry === entryType ? null : { type: 'accessEntry', entryType, replace: o.accessEntry !== null },
+      [
+        o.accessEntry === entryType
+          ? `${entryType} access entry exists`
+          : o.accessEntry === null
+            ? `${entryType} access entry for the node role does not exist${why}`
+            : `access entry is ${o.accessEntry}, want ${entryType}${why}; EKS cannot change the type: deleted and created again (nodes joining in between are refused)`,
+      ],
+      o.accessEntry !== null,
     ),
   );
 
@@ -350,13 +358,26 @@ export function planApply(d: DesiredState, o: Observed, opts: ApplyOptions = {})
     const pattern = rulePattern(rule);
     const putRule = have === null || canonicalPolicy(have.pattern) !== canonicalPolicy(pattern) || have.state !== 'ENABLED';
     const putTarget = !have?.targets.some((t) => t.id === RULE_TARGET_ID && t.arn === qArn);
+    // Interruption events must reach this queue only: another target (another account's queue) is drift.
+    const extra = (have?.targets ?? []).filter((t) => t.id !== RULE_TARGET_ID);
     const reasons =
       have === null
         ? [`rule does not exist (${rule.detailType})`]
-        : [...(putRule ? ['event pattern or state differs'] : []), ...(putTarget ? ['queue target missing'] : [])];
+        : [
+            ...(putRule ? ['event pattern or state differs'] : []),
+            ...(putTarget ? ['queue target missing'] : []),
+            ...(extra.length > 0 ? [`extra target(s) ${extra.map((t) => `${t.id} -> ${t.arn}`).join(', ')} (drift): removed`] : []),
+          ];
+    const changes = putRule || putTarget || extra.length > 0;
     actions.push(
       claim(
-        act(R.rule(name), [queueId], putRule || putTarget ? { type: 'rule', name, pattern, putRule, putTarget } : null, reasons.length > 0 ? reasons : [`${rule.detailType} -> queue`], have !== null),
+        act(
+          R.rule(name),
+          [queueId],
+          changes ? { type: 'rule', name, pattern, putRule, putTarget, ...(extra.length > 0 ? { removeTargets: extra.map((t) => t.id) } : {}) } : null,
+          reasons.length > 0 ? reasons : [`${rule.detailType} -> queue`],
+          have !== null,
+        ),
         have?.tags,
         { type: 'rule', name, pattern, putRule: false, putTarget: false },
         d,
@@ -460,7 +481,7 @@ export function planDestroy(d: DesiredState, o: Observed, opts: DestroyOptions):
 
   // Things inside the cluster go before it; the interruption path goes after the nodes.
   del(R.addon, [pia], o.addon && clusterOurs ? { type: 'deleteAddon' } : null, 'eks-pod-identity-agent add-on');
-  del(R.accessEntry(d.names.nodeRole), karpenterGone, o.accessEntry && clusterOurs ? { type: 'deleteAccessEntry' } : null, 'node role access entry');
+  del(R.accessEntry(d.names.nodeRole), karpenterGone, o.accessEntry !== null && clusterOurs ? { type: 'deleteAccessEntry' } : null, 'node role access entry');
   d.names.rules.forEach((name) => {
     const r = o.rules[name];
     delOwned(R.rule(name), r?.tags, karpenterGone, r ? { type: 'deleteRule', name, targetIds: r.targets.map((t) => t.id) } : null, `rule ${name}`);
@@ -583,7 +604,6 @@ export function renderPlan(plan: Plan): string {
   const width = Math.max(...plan.actions.map((a) => a.resource.length));
   for (const a of plan.actions) lines.push(`  ${SYMBOL[a.kind]} ${a.kind.padEnd(6)} ${a.resource.padEnd(width)}  ${a.reason}`);
   for (const w of plan.warnings) lines.push(`warning: ${w}`);
-  for (const b of plan.blockers) lines.push(`refused: ${b}`);
   lines.push(summary(plan));
   return lines.join('\n');
 }

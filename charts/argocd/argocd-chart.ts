@@ -141,7 +141,7 @@ export class ArgocdChart extends Chart {
     const { config, name: env } = environment;
     const ApplicationSetConstruct = this.fleetApplicationSet;
     if (!ApplicationSetConstruct) throw new Error(`environment "${env}" is a fleet: ArgocdChart needs props.fleetApplicationSet`);
-    const annotation = (key: string) => `{{ .metadata.annotations.${key} }}`;
+    const annotation = fleetAnnotation;
     const cluster: ClusterValues = {
       clusterName: annotation(FLEET_ANNOTATIONS.clusterName),
       interruptionQueue: annotation(FLEET_ANNOTATIONS.interruptionQueue),
@@ -186,3 +186,18 @@ function clusterKindsOf(objects: readonly Manifest[]): Array<{ group: string; ki
     .filter((o) => o.metadata.namespace === undefined)
     .map((o) => ({ group: o.apiVersion.includes('/') ? o.apiVersion.slice(0, o.apiVersion.indexOf('/')) : '', kind: o.kind }));
 }
+
+/**
+ * A cluster secret annotation as a Go template that fails on a missing key
+ * (`missingkey=error`) and on an empty value: an empty cluster name breaks the chart, an
+ * empty queue silently turns interruption handling off, an empty role ARN writes
+ * `role-arn: ""`. Built-ins only (no sprig `fail`), so plain text/template proves it: the
+ * empty branch reads a key no secret has, and the error names it.
+ */
+export function fleetAnnotation(key: string): string {
+  const value = `.metadata.annotations.${key}`;
+  return `{{ if ${value} }}{{ ${value} }}{{ else }}{{ .metadata.annotations.${key}${EMPTY_ANNOTATION_SUFFIX} }}{{ end }}`;
+}
+
+/** What the Go template error says when a fleet annotation is present but empty: `map has no entry for key "<key>_must_not_be_empty"`. */
+export const EMPTY_ANNOTATION_SUFFIX = '_must_not_be_empty';

@@ -10,6 +10,8 @@ export interface KarpenterChartValues {
   readonly settings: { readonly clusterName: string; readonly interruptionQueue: string };
   readonly serviceAccount: { readonly name: string; readonly annotations?: Readonly<Record<string, string>> };
   readonly replicas: number;
+  /** Merged by Helm into the chart's default (`kubernetes.io/os: linux`). */
+  readonly nodeSelector: Readonly<Record<string, string>>;
   readonly controller: {
     readonly resources: {
       readonly requests: { readonly cpu: string; readonly memory: string };
@@ -42,6 +44,9 @@ export function karpenterChartValues(config: EnvironmentConfig, cluster: Cluster
       ...(config.cluster.identity === 'irsa' ? { annotations: { [IRSA_ROLE_ANNOTATION]: cluster.controllerRoleArn! } } : {}),
     },
     replicas: karpenter.replicas,
+    // On the system node group, never on a node Karpenter made (the chart's affinity already
+    // excludes those): a controller that consolidates its own node away is how clusters stall.
+    nodeSelector: { ...config.cluster.systemNodeGroup.labels },
     controller: {
       resources: {
         requests: { cpu: karpenter.resources.requests.cpu, memory: karpenter.resources.requests.memory },

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
-import { loadEnvironment, loadEnvironments, parseEnvironment } from '../../config/environment.js';
+import { loadEnvironment, loadEnvironments, parseEnvironment, quantityValue } from '../../config/environment.js';
 import { ConfigError } from '../../config/errors.js';
 import { REPO } from '../support/repo.js';
 
@@ -230,5 +230,88 @@ describe('shipped environments', () => {
     ]);
     const staging = loadEnvironment(join(REPO, 'environments/staging.yaml'), 'environments/staging.yaml');
     expect(staging.warnings).toEqual([]);
+  });
+});
+
+describe('cluster and karpenter sections: what EKS, the API server or the chart would refuse later', () => {
+  it.each([
+    [
+      'more controller replicas than system nodes (the chart requires one per node)',
+      (e: any) => (e.karpenter.replicas = 3),
+      'environments/prod.yaml: karpenter.replicas: must be at most cluster.systemNodeGroup.size (2): the chart\'s required anti-affinity puts one controller per system node, the rest would stay Pending, got 3',
+    ],
+    [
+      'controller cpu request above its limit',
+      (e: any) => (e.karpenter.resources = { requests: { cpu: '2', memory: '512Mi' }, limits: { cpu: '1500m', memory: '512Mi' } }),
+      'environments/prod.yaml: karpenter.resources.requests.cpu: must be at most the limit 1500m (limits.cpu), got "2"',
+    ],
+    [
+      'controller memory request above its limit, in other units',
+      (e: any) => (e.karpenter.resources = { requests: { cpu: '500m', memory: '1Gi' }, limits: { memory: '1000M' } }),
+      'environments/prod.yaml: karpenter.resources.requests.memory: must be at most the limit 1000M (limits.memory), got "1Gi"',
+    ],
+    [
+      'a subnet listed twice',
+      (e: any) => e.cluster.privateSubnetIds.push(e.cluster.privateSubnetIds[0]),
+      'environments/prod.yaml: cluster.privateSubnetIds[3]: must not repeat a subnet (already at index 0), got "subnet-0a1b2c3d4e5f60001"',
+    ],
+    [
+      'a CIDR octet above 255',
+      (e: any) => (e.cluster.publicAccessCidrs = ['203.0.113.256/24']),
+      'environments/prod.yaml: cluster.publicAccessCidrs[0]: must be an IPv4 CIDR such as 203.0.113.0/24 (four octets 0-255, prefix 0-32), got "203.0.113.256/24"',
+    ],
+    [
+      'a CIDR prefix above 32',
+      (e: any) => (e.cluster.publicAccessCidrs = ['203.0.113.0/33']),
+      'environments/prod.yaml: cluster.publicAccessCidrs[0]: must be an IPv4 CIDR such as 203.0.113.0/24 (four octets 0-255, prefix 0-32), got "203.0.113.0/33"',
+    ],
+    [
+      'a CIDR listed twice',
+      (e: any) => (e.cluster.publicAccessCidrs = ['203.0.113.0/24', '203.0.113.0/24']),
+      'environments/prod.yaml: cluster.publicAccessCidrs[1]: must not repeat a CIDR (already at index 0), got "203.0.113.0/24"',
+    ],
+    [
+      'a system node group label value with a space',
+      (e: any) => (e.cluster.systemNodeGroup.labels = { 'node-role': 'system nodes' }),
+      'environments/prod.yaml: cluster.systemNodeGroup.labels.node-role: must be a label value: letters, digits, "-", "_" or ".", starting and ending alphanumeric, got "system nodes"',
+    ],
+    [
+      'a system node group label key that is not a label key',
+      (e: any) => (e.cluster.systemNodeGroup.labels = { 'Node Role': 'system' }),
+      'environments/prod.yaml: cluster.systemNodeGroup.labels["Node Role"]: key must be a label key: an optional DNS prefix and "/", then letters, digits, "-", "_" or ".", got "Node Role"',
+    ],
+    [
+      'a system node group label name over 63 characters',
+      (e: any) => (e.cluster.systemNodeGroup.labels = { [`example.com/${'n'.repeat(64)}`]: 'system' }),
+      `environments/prod.yaml: cluster.systemNodeGroup.labels["example.com/${'n'.repeat(64)}"]: key must have a name part (after the last "/") of at most 63 characters, got "example.com/${'n'.repeat(64)}"`,
+    ],
+    [
+      'no system node group label (nothing to pin the controller to)',
+      (e: any) => (e.cluster.systemNodeGroup.labels = {}),
+      'environments/prod.yaml: cluster.systemNodeGroup.labels: must have at least one label: the Karpenter controller is pinned to the system node group by its labels, got {}',
+    ],
+  ])('%s', (_, edit, message) => {
+    expect(rejects(edit)).toBe(message);
+  });
+
+  it('GIVEN replicas equal to the system group size and requests equal to limits WHEN parsed THEN accepted', () => {
+    const env = prod();
+    env.cluster.systemNodeGroup.size = 3;
+    env.karpenter.replicas = 3;
+    env.karpenter.resources = { requests: { cpu: '1', memory: '1Gi' }, limits: { cpu: '1000m', memory: '1024Mi' } };
+    env.cluster.publicAccessCidrs = ['0.0.0.0/0', '255.255.255.255/32'];
+    expect(parseEnvironment(FILE, stringify(env)).config.karpenter.replicas).toBe(3);
+  });
+
+  it.each([
+    ['500m', 0.5],
+    ['1', 1],
+    ['1.5', 1.5],
+    ['1Gi', 2 ** 30],
+    ['1000M', 1e9],
+    ['1e3', 1000],
+    ['2k', 2000],
+  ])('quantityValue(%s) = %d', (q, v) => {
+    expect(quantityValue(q)).toBe(v);
   });
 });

@@ -1,7 +1,7 @@
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { OUTPUT_KEYS, outputsSchema, readOutputs, renderOutputs, writeOutputs } from '../../config/outputs.js';
+import { OUTPUT_KEYS, outputsSchema, readOutputs, renderDestroyedOutputs, renderOutputs, writeOutputs } from '../../config/outputs.js';
 import { REPO, tempRepo } from '../support/repo.js';
 
 describe('infra outputs contract', () => {
@@ -71,5 +71,65 @@ describe('infra outputs contract', () => {
     expect(readdirSync(join(repo.root, 'infra/outputs')).filter((f) => f.includes('.tmp'))).toEqual([]);
     expect(() => writeOutputs(file, { ...outputs, accountId: 'x' })).toThrow();
     expect(readOutputs(file)).toEqual(outputs);
+  });
+});
+
+describe('outputs file: names AWS would refuse, names that disagree with their ARN, tombstones', () => {
+  let repo: ReturnType<typeof tempRepo> | undefined;
+  afterEach(() => repo?.dispose());
+
+  it.each([
+    [
+      'a node role name with a space',
+      (o: any) => {
+        o.nodeRoleName = 'Karpenter Node';
+        o.nodeRoleArn = 'arn:aws:iam::111122223333:role/Karpenter Node';
+      },
+      'infra/outputs/dev.json: nodeRoleName: must be an IAM role name: 1-64 letters, digits and +=,.@_-, got "Karpenter Node"',
+    ],
+    [
+      'a node role name over 64 characters',
+      (o: any) => {
+        o.nodeRoleName = 'r'.repeat(65);
+        o.nodeRoleArn = `arn:aws:iam::111122223333:role/${'r'.repeat(65)}`;
+      },
+      `infra/outputs/dev.json: nodeRoleName: must be an IAM role name: 1-64 letters, digits and +=,.@_-, got "${'r'.repeat(65)}"`,
+    ],
+    [
+      'a queue URL where the queue name belongs',
+      (o: any) => (o.interruptionQueueName = 'https://sqs.us-east-1.amazonaws.com/111122223333/karpenter-dev'),
+      'infra/outputs/dev.json: interruptionQueueName: must be a standard SQS queue name: 1-80 letters, digits, "-" and "_", got "https://sqs.us-east-1.amazonaws.com/111122223333/karpenter-dev"',
+    ],
+    [
+      'a FIFO queue name',
+      (o: any) => {
+        o.interruptionQueueName = 'karpenter-dev.fifo';
+        o.interruptionQueueArn = 'arn:aws:sqs:us-east-1:111122223333:karpenter-dev.fifo';
+      },
+      'infra/outputs/dev.json: interruptionQueueName: must be a standard SQS queue name: 1-80 letters, digits, "-" and "_", got "karpenter-dev.fifo"',
+    ],
+    [
+      'a node role name that is not the role of its ARN',
+      (o: any) => (o.nodeRoleName = 'KarpenterNodeRole-other'),
+      'infra/outputs/dev.json: nodeRoleArn: must be the ARN of nodeRoleName "KarpenterNodeRole-other", got "arn:aws:iam::111122223333:role/KarpenterNodeRole-karpenter-dev"',
+    ],
+    [
+      'a queue name that is not the queue of its ARN',
+      (o: any) => (o.interruptionQueueName = 'other'),
+      'infra/outputs/dev.json: interruptionQueueArn: must be the ARN of interruptionQueueName "other", got "arn:aws:sqs:us-east-1:111122223333:karpenter-dev"',
+    ],
+  ])('GIVEN %s WHEN read THEN refused', (_, edit, message) => {
+    repo = tempRepo();
+    repo.editOutputs('dev', edit);
+    expect(() => readOutputs(join(repo!.root, 'infra/outputs/dev.json'), 'infra/outputs/dev.json')).toThrow(new RegExp(`^${message.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`));
+  });
+
+  it('GIVEN the tombstone destroy leaves WHEN read THEN refused with what happened and what to run', () => {
+    repo = tempRepo();
+    writeFileSync(join(repo.root, 'infra/outputs/dev.json'), renderDestroyedOutputs('karpenter-dev'));
+    expect(() => readOutputs(join(repo!.root, 'infra/outputs/dev.json'), 'infra/outputs/dev.json')).toThrow(
+      /^infra\/outputs\/dev\.json: \(top level\): records that `npm run infra -- destroy` deleted cluster "karpenter-dev", its roles and its queue: nothing can be synthesized against it; run `npm run infra -- apply --env <env>` to recreate them \(it rewrites this file\), or remove the environment$/,
+    );
+    expect(renderDestroyedOutputs('karpenter-dev')).toBe('{\n  "destroyed": true,\n  "clusterName": "karpenter-dev"\n}\n');
   });
 });

@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CreateLaunchTemplateCommand, DescribeInstancesCommand, DescribeLaunchTemplatesCommand, DescribeSecurityGroupsCommand, DescribeSubnetsCommand, EC2Client, RunInstancesCommand } from '@aws-sdk/client-ec2';
 import { EKSClient, DescribeClusterCommand, DescribeNodegroupCommand, ListClustersCommand } from '@aws-sdk/client-eks';
-import { EventBridgeClient, ListRulesCommand, ListTargetsByRuleCommand } from '@aws-sdk/client-eventbridge';
+import { EventBridgeClient, ListRulesCommand, ListTargetsByRuleCommand, PutTargetsCommand } from '@aws-sdk/client-eventbridge';
 import {
   AddRoleToInstanceProfileCommand,
   AttachRolePolicyCommand,
@@ -201,6 +201,21 @@ describe('apply, apply again, outputs, destroy, destroy again (moto)', () => {
     expect(again.stdout).toContain('Nothing to destroy: 0 mutating calls');
   });
 
+  it('GIVEN an applied environment with its outputs file WHEN destroyed THEN the file becomes the tombstone synth refuses, and apply brings the outputs back', async () => {
+    expect((await infra(world, 'apply')).code).toBe(0);
+    expect(readOutputs(world.outputsFile).clusterName).toBe(CLUSTER);
+    const res = await infra(world, 'destroy', { extraArgs: ['--yes'] });
+    expect(res.code).toBe(0);
+    expect(res.stdout.split('\n').at(-1)).toMatch(new RegExp(`^Destroyed: \\d+ mutating calls \\(\\d+\\.\\d s\\)\\. Marked ${world.outputsFile.replace(/[.]/g, '\\.')} destroyed\\.$`));
+    expect(readFileSync(world.outputsFile, 'utf8')).toBe(`{\n  "destroyed": true,\n  "clusterName": "${CLUSTER}"\n}\n`);
+    expect(() => readOutputs(world.outputsFile, 'infra/outputs/test.json')).toThrow(
+      `infra/outputs/test.json: (top level): records that \`npm run infra -- destroy\` deleted cluster "${CLUSTER}", its roles and its queue: nothing can be synthesized against it; run \`npm run infra -- apply --env <env>\` to recreate them (it rewrites this file), or remove the environment`,
+    );
+    // apply brings the real outputs back.
+    expect((await infra(world, 'apply')).code).toBe(0);
+    expect(readOutputs(world.outputsFile).nodeRoleName).toBe(`KarpenterNodeRole-${CLUSTER}`);
+  });
+
   it('GIVEN no --yes and no terminal WHEN destroy runs THEN it refuses and deletes nothing', async () => {
     await infra(world, 'apply');
     const res = await infra(world, 'destroy');
@@ -284,6 +299,47 @@ describe('resilience (moto)', () => {
   });
 });
 
+describe('drift the plan must not call unchanged (moto)', () => {
+  it('GIVEN a second target on an interruption rule (another account\'s queue) WHEN planned THEN it is drift; apply removes it and a second apply changes nothing', async () => {
+    expect((await infra(world, 'apply')).code).toBe(0);
+    const events = new EventBridgeClient(cfg());
+    const rule = `${CLUSTER}-spot-interruption`;
+    const elsewhere = 'arn:aws:sqs:us-east-1:999999999999:elsewhere';
+    await events.send(new PutTargetsCommand({ Rule: rule, Targets: [{ Id: 'exfil', Arn: elsewhere }] }));
+    const plan = await infra(world, 'plan');
+    expect(plan.code).toBe(0);
+    expect(plan.stdout).toMatch(new RegExp(`~ update events:rule/${rule} +extra target\\(s\\) exfil -> ${elsewhere} \\(drift\\): removed`));
+    const applied = await infra(world, 'apply');
+    expect(applied.code).toBe(0);
+    expect(applied.mutatingCalls).toEqual(['RemoveTargets']);
+    expect((await events.send(new ListTargetsByRuleCommand({ Rule: rule }))).Targets!.map((t) => t.Arn)).toEqual([queueArn]);
+    expect((await infra(world, 'apply')).mutatingCalls).toEqual([]);
+  });
+
+  it('GIVEN a Windows node class added to an applied Linux environment WHEN applied THEN the node role\'s entry becomes EC2_WINDOWS (one entry per principal), and removing the class turns it back', async () => {
+    expect((await infra(world, 'apply')).code).toBe(0);
+    expect([...world.standIn.accessEntries]).toEqual([[nodeRoleArn, 'EC2_LINUX']]);
+    const file = join(world.envDir, 'test.yaml');
+    const linux = readFileSync(file, 'utf8');
+    writeFileSync(file, linux.replace('nodeClasses:\n', 'nodeClasses:\n  - name: windows\n    amiSelectorTerms: [{alias: windows2022@latest}]\n'));
+    const windows = await infra(world, 'apply');
+    expect(windows.code).toBe(0);
+    expect(windows.mutatingCalls).toEqual(['DeleteAccessEntry', 'CreateAccessEntry']);
+    expect([...world.standIn.accessEntries]).toEqual([[nodeRoleArn, 'EC2_WINDOWS']]);
+    expect((await infra(world, 'apply')).mutatingCalls).toEqual([]);
+    writeFileSync(file, linux);
+    expect((await infra(world, 'apply')).mutatingCalls).toEqual(['DeleteAccessEntry', 'CreateAccessEntry']);
+    expect([...world.standIn.accessEntries]).toEqual([[nodeRoleArn, 'EC2_LINUX']]);
+  });
+
+  it('GIVEN a Windows node class from the start WHEN applied to an empty account THEN the entry is created as EC2_WINDOWS', async () => {
+    const file = join(world.envDir, 'test.yaml');
+    writeFileSync(file, readFileSync(file, 'utf8').replace('nodeClasses:\n', 'nodeClasses:\n  - name: windows\n    amiFamily: Windows2019\n    amiSelectorTerms: [{alias: windows2019@latest}]\n'));
+    expect((await infra(world, 'apply')).code).toBe(0);
+    expect([...world.standIn.accessEntries]).toEqual([[nodeRoleArn, 'EC2_WINDOWS']]);
+  });
+});
+
 describe('ownership tags (moto)', () => {
   it('GIVEN a same-named role someone else made WHEN applied THEN apply refuses; with --adopt it is tagged and managed; destroy then deletes it', async () => {
     const iam = new IAMClient(cfg());
@@ -291,7 +347,9 @@ describe('ownership tags (moto)', () => {
     await iam.send(new CreateRoleCommand({ RoleName: role, AssumeRolePolicyDocument: JSON.stringify({ Version: '2012-10-17', Statement: [] }) }));
     const refused = await infra(world, 'apply');
     expect(refused.code).toBe(1);
-    expect(refused.stdout).toContain(`refused: iam:role/${role} exists but was not created by karpenter-gitops (no managed-by=karpenter-gitops tag); pass --adopt to tag it and manage it`);
+    // The refusal is an error (stderr); the plan that explains it stays on stdout.
+    expect(refused.stderr).toBe(`refused: iam:role/${role} exists but was not created by karpenter-gitops (no managed-by=karpenter-gitops tag); pass --adopt to tag it and manage it`);
+    expect(refused.stdout).not.toContain('refused:');
     expect(refused.mutatingCalls).toEqual([]);
 
     const adopted = await infra(world, 'apply', { extraArgs: ['--adopt'] });
@@ -343,9 +401,8 @@ describe('destroy with Karpenter nodes (moto)', () => {
     await iam.send(new CreateInstanceProfileCommand({ InstanceProfileName: 'someone-else' }));
 
     const refused = await infra(world, 'destroy', { extraArgs: ['--yes'] });
-    expect(refused.stderr).toBe('');
     expect(refused.code).toBe(1);
-    expect(refused.stdout).toContain(
+    expect(refused.stderr).toBe(
       `refused: 1 Karpenter instance(s) of cluster ${CLUSTER} still exist (${instanceId} running); delete the NodePools first so Karpenter drains them, or pass --terminate-karpenter-instances`,
     );
     expect(refused.mutatingCalls).toEqual([]);

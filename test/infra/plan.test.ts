@@ -30,7 +30,7 @@ function empty(): Observed {
     roles: {},
     cluster: null,
     nodeGroup: null,
-    accessEntry: false,
+    accessEntry: null,
     queue: null,
     rules: {},
     oidcProviderArn: null,
@@ -65,7 +65,7 @@ function converged(): Observed {
     },
     cluster: { status: 'ACTIVE', version: '1.36', securityGroupId: 'sg-0aaaaaaaaaaaaaaaa', authenticationMode: 'API', issuer: 'https://oidc.eks.us-east-1.amazonaws.com/id/ABC', tags: ours },
     nodeGroup: { status: 'ACTIVE', min: 2, max: 2, desired: 2, labels: { 'node-role': 'system' }, tags: ours },
-    accessEntry: true,
+    accessEntry: 'EC2_LINUX',
     queue: { url: 'https://sqs/demo', arn: queueArn(desired, acct), attributes: { ...desiredQueueAttributes(desired, acct), QueueArn: queueArn(desired, acct) }, tags: ours },
     rules: Object.fromEntries(
       desired.names.rules.map((n, i) => [
@@ -401,5 +401,64 @@ describe('planDestroy', () => {
     const plan = planDestroy(desired, empty(), { terminateKarpenterInstances: false });
     expect(plan.actions.every((a) => a.kind === 'noop')).toBe(true);
     expect(plan.actions.find((a) => a.resource === R.sweep)!.reason).toBe('nothing to sweep: no cluster, no Karpenter resources');
+  });
+});
+
+describe('node role access entry type follows the environment file (Windows node classes)', () => {
+  const windowsYaml = yaml.replace('nodeClasses: [{ name: default }]', 'nodeClasses: [{ name: default }, { name: win, amiSelectorTerms: [{ alias: windows2022@latest }] }]');
+  const windows: DesiredState = desiredFrom(parseEnvironment('environments/demo.yaml', windowsYaml));
+  const entry = (d: DesiredState, o: Observed) => planApply(d, o).actions.find((a) => a.resource === R.accessEntry('KarpenterNodeRole-demo'))!;
+
+  it('GIVEN only Linux node classes WHEN planned THEN the entry is EC2_LINUX', () => {
+    expect(desired.nodeAccessEntryType).toBe('EC2_LINUX');
+    expect(entry(desired, converged()).kind).toBe('noop');
+  });
+
+  it('GIVEN a node class with a Windows alias WHEN planned on an empty cluster THEN an EC2_WINDOWS entry is created, saying why', () => {
+    expect(windows.nodeAccessEntryType).toBe('EC2_WINDOWS');
+    const o = { ...converged(), accessEntry: null };
+    expect(entry(windows, o)).toMatchObject({
+      kind: 'create',
+      reason: 'EC2_WINDOWS access entry for the node role does not exist (a node class uses a Windows AMI)',
+      step: { type: 'accessEntry', entryType: 'EC2_WINDOWS', replace: false },
+    });
+  });
+
+  it('GIVEN an existing EC2_LINUX entry and a new Windows node class WHEN planned THEN the entry is replaced (EKS cannot change its type)', () => {
+    expect(entry(windows, converged())).toMatchObject({
+      kind: 'update',
+      reason:
+        'access entry is EC2_LINUX, want EC2_WINDOWS (a node class uses a Windows AMI); EKS cannot change the type: deleted and created again (nodes joining in between are refused)',
+      step: { type: 'accessEntry', entryType: 'EC2_WINDOWS', replace: true },
+    });
+  });
+
+  it.each([
+    ['amiFamily Windows2025 with explicit AMI ids', '{ name: win, amiFamily: Windows2025, amiSelectorTerms: [{ id: ami-0123456789abcdef0 }] }', 'EC2_WINDOWS'],
+    ['amiFamily Custom with AMI ids (Karpenter writes no Windows user data)', '{ name: win, amiFamily: Custom, amiSelectorTerms: [{ id: ami-0123456789abcdef0 }] }', 'EC2_LINUX'],
+    ['a Windows class on another role (that role needs its own entry)', '{ name: win, role: OtherRole, amiSelectorTerms: [{ alias: windows2022@latest }] }', 'EC2_LINUX'],
+    ['a Windows class naming the infra node role', '{ name: win, role: KarpenterNodeRole-demo, amiSelectorTerms: [{ alias: windows2019@latest }] }', 'EC2_WINDOWS'],
+  ])('GIVEN %s WHEN desired THEN the entry type is as expected', (_, nodeClass, type) => {
+    const d = desiredFrom(parseEnvironment('environments/demo.yaml', yaml.replace('nodeClasses: [{ name: default }]', `nodeClasses: [{ name: default }, ${nodeClass}]`)));
+    expect(d.nodeAccessEntryType).toBe(type);
+  });
+});
+
+describe('interruption rules reach the queue only', () => {
+  it('GIVEN a rule with an extra target (another account\'s queue) WHEN planned THEN it is drift: the rule is updated and the target removed', () => {
+    const o = converged();
+    const name = desired.names.rules[1]!;
+    const rule = o.rules[name]!;
+    const drifted = { ...o, rules: { ...o.rules, [name]: { ...rule, targets: [...rule.targets, { id: 'exfil', arn: 'arn:aws:sqs:us-east-1:999999999999:elsewhere' }] } } };
+    const changed = planApply(desired, drifted).actions.filter((a) => a.kind !== 'noop');
+    expect(changed).toEqual([
+      {
+        kind: 'update',
+        resource: R.rule(name),
+        reason: 'extra target(s) exfil -> arn:aws:sqs:us-east-1:999999999999:elsewhere (drift): removed',
+        after: [R.queue('demo')],
+        step: { type: 'rule', name, pattern: expect.any(String), putRule: false, putTarget: false, removeTargets: ['exfil'] },
+      },
+    ]);
   });
 });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { readOutputs } from '../../../config/outputs.js';
-import { CRD_SYNC_OPTIONS, FLEET_ANNOTATIONS, KARPENTER_CHART_REPO, applicationNames } from '../../../charts/argocd/names.js';
+import { CRD_SYNC_OPTIONS, KARPENTER_CHART_REPO, applicationNames } from '../../../charts/argocd/names.js';
 import { REPO, byName, copyRepo, parseFiles, readTree, synthAll, type Obj } from './fixtures.js';
 import { loadCrdSchemas, schemaProblems } from './crd-schema.js';
 
@@ -35,6 +35,7 @@ describe('argocd/: chart values come from the environment and its outputs file',
       settings: { clusterName: outputs.clusterName, interruptionQueue: outputs.interruptionQueueName },
       serviceAccount: { name: 'karpenter' },
       replicas: envYaml.karpenter?.replicas ?? 2,
+      nodeSelector: { 'node-role': 'system' },
       controller: { resources: { requests: { cpu: '500m', memory: '512Mi' }, limits: { memory: '512Mi' } } },
     });
   });
@@ -43,9 +44,11 @@ describe('argocd/: chart values come from the environment and its outputs file',
     scratch = copyRepo();
     const before = parseFiles((await synthAll(scratch.root)).argocd.files);
     scratch.edit('infra/outputs/staging.json', (t) =>
-      t.replace('"interruptionQueueName": "karpenter-staging"', '"interruptionQueueName": "karpenter-staging-v2"').replace('role/KarpenterController-karpenter-staging', 'role/KarpenterController-other'),
+      t.replace('"interruptionQueueName": "karpenter-staging"', '"interruptionQueueName": "karpenter-staging-v2"').replace(':karpenter-staging"', ':karpenter-staging-v2"').replace('role/KarpenterController-karpenter-staging', 'role/KarpenterController-other'),
     );
-    scratch.edit('environments/staging.yaml', (t) => t.replace('identity: podIdentity', 'identity: irsa').replace('chartVersion: 1.13.1', 'chartVersion: 1.13.1\n  replicas: 3'));
+    scratch.edit('environments/staging.yaml', (t) =>
+      t.replace('identity: podIdentity', 'identity: irsa').replace('chartVersion: 1.13.1', 'chartVersion: 1.13.1\n  replicas: 3').replace('cluster:\n', 'cluster:\n  systemNodeGroup: {size: 3}\n'),
+    );
     const after = parseFiles((await synthAll(scratch.root)).argocd.files);
 
     const file = `Application.${applicationNames('staging').chart}.k8s.yaml`;
@@ -53,6 +56,7 @@ describe('argocd/: chart values come from the environment and its outputs file',
       settings: { clusterName: 'karpenter-staging', interruptionQueue: 'karpenter-staging-v2' },
       serviceAccount: { name: 'karpenter', annotations: { 'eks.amazonaws.com/role-arn': 'arn:aws:iam::111122223333:role/KarpenterController-other' } },
       replicas: 3,
+      nodeSelector: { 'node-role': 'system' },
       controller: { resources: { requests: { cpu: '500m', memory: '512Mi' }, limits: { memory: '512Mi' } } },
     });
     const changed = [...after.keys()].filter((f) => JSON.stringify(after.get(f)) !== JSON.stringify(before.get(f)));
@@ -73,14 +77,48 @@ describe('argocd/: chart values come from the environment and its outputs file',
   it('GIVEN the chart values this project sets WHEN compared with the chart\'s own values.yaml THEN every path exists there', () => {
     const chartValues = parse(readFileSync(join(REPO, 'test', 'fixtures', 'karpenter-chart', 'values.yaml'), 'utf8')) as Record<string, unknown>;
     const paths = (o: unknown, prefix: string[] = []): string[][] =>
-      o !== null && typeof o === 'object' && !Array.isArray(o) && prefix.at(-1) !== 'annotations' && prefix.at(-1) !== 'resources'
+      o !== null && typeof o === 'object' && !Array.isArray(o) && !['annotations', 'resources', 'nodeSelector'].includes(prefix.at(-1)!)
         ? Object.entries(o).flatMap(([k, v]) => paths(v, [...prefix, k]))
         : [prefix];
     const values = byName(committed.values(), 'Application', applicationNames('prod').chart).spec.source.helm.valuesObject;
-    for (const path of [...paths(values), ['serviceAccount', 'annotations']]) {
+    for (const path of [...paths(values), ['serviceAccount', 'annotations'], ['nodeSelector']]) {
       const found = path.reduce<unknown>((cur, k) => (cur && typeof cur === 'object' && k in cur ? (cur as Record<string, unknown>)[k] : undefined), chartValues);
       expect(found, path.join('.')).not.toBeUndefined();
     }
+  });
+});
+
+/** Helm's coalescing of user values into the chart's: maps merge key by key, anything else is replaced. */
+function helmMerge(base: unknown, over: unknown): unknown {
+  const isMap = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+  if (!isMap(base) || !isMap(over)) return over === undefined ? base : over;
+  return Object.fromEntries([...new Set([...Object.keys(base), ...Object.keys(over)])].map((k) => [k, helmMerge(base[k], over[k])]));
+}
+
+describe('argocd/: the controller runs on the system node group', () => {
+  const chartValues = () => parse(readFileSync(join(REPO, 'test', 'fixtures', 'karpenter-chart', 'values.yaml'), 'utf8')) as Record<string, any>;
+
+  it('GIVEN the vendored chart values WHEN read THEN they are the released 1.13.1 file (image tag and digest of 1.13.1)', () => {
+    expect(chartValues().controller.image).toMatchObject({ tag: '1.13.1', digest: 'sha256:4d5d576e8ba007948869b379740554a7cd8642ad2bbaa7ea9cf907c141a31f5d' });
+  });
+
+  it.each(ENVS)('GIVEN environment %s WHEN its values are merged into the chart\'s as Helm does THEN the controller is pinned to the system labels, stays Linux, and still avoids Karpenter nodes', (env) => {
+    const envYaml = parse(readFileSync(join(REPO, 'environments', `${env}.yaml`), 'utf8')) as { cluster: { systemNodeGroup?: { labels?: Record<string, string> } } };
+    const values = byName(committed.values(), 'Application', applicationNames(env).chart).spec.source.helm.valuesObject;
+    const merged = helmMerge(chartValues(), values) as Record<string, any>;
+    expect(merged.nodeSelector).toEqual({ 'kubernetes.io/os': 'linux', ...(envYaml.cluster.systemNodeGroup?.labels ?? { 'node-role': 'system' }) });
+    expect(merged.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms).toEqual([
+      { matchExpressions: [{ key: 'karpenter.sh/nodepool', operator: 'DoesNotExist' }] },
+    ]);
+    // One controller per node (required anti-affinity): the schema refuses more replicas than system nodes.
+    expect(merged.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution).toEqual([{ topologyKey: 'kubernetes.io/hostname' }]);
+  });
+
+  it('GIVEN system node group labels of its own WHEN synthesized THEN the controller\'s nodeSelector is exactly those labels', async () => {
+    scratch = copyRepo();
+    scratch.edit('environments/dev.yaml', (t) => t.replace('  systemNodeGroup:\n', '  systemNodeGroup:\n    labels: {pool: platform, example.com/tier: system}\n'));
+    const files = parseFiles((await synthAll(scratch.root)).argocd.files);
+    expect(files.get(`Application.${applicationNames('dev').chart}.k8s.yaml`)!.spec.source.helm.valuesObject.nodeSelector).toEqual({ pool: 'platform', 'example.com/tier': 'system' });
   });
 });
 
@@ -277,9 +315,20 @@ describe('argocd/: fleets (ApplicationSets)', () => {
     expect(set.spec.template.metadata.name).toBe('prod-{{ .nameNormalized }}-karpenter');
     expect(set.spec.template.spec.destination).toEqual({ server: '{{ .server }}', namespace: 'kube-system' });
     expect(set.spec.template.spec.source.helm.valuesObject).toEqual({
-      settings: { clusterName: `{{ .metadata.annotations.${FLEET_ANNOTATIONS.clusterName} }}`, interruptionQueue: `{{ .metadata.annotations.${FLEET_ANNOTATIONS.interruptionQueue} }}` },
-      serviceAccount: { name: 'karpenter', annotations: { 'eks.amazonaws.com/role-arn': `{{ .metadata.annotations.${FLEET_ANNOTATIONS.controllerRoleArn} }}` } },
+      settings: {
+        clusterName: '{{ if .metadata.annotations.karpenterClusterName }}{{ .metadata.annotations.karpenterClusterName }}{{ else }}{{ .metadata.annotations.karpenterClusterName_must_not_be_empty }}{{ end }}',
+        interruptionQueue:
+          '{{ if .metadata.annotations.karpenterInterruptionQueue }}{{ .metadata.annotations.karpenterInterruptionQueue }}{{ else }}{{ .metadata.annotations.karpenterInterruptionQueue_must_not_be_empty }}{{ end }}',
+      },
+      serviceAccount: {
+        name: 'karpenter',
+        annotations: {
+          'eks.amazonaws.com/role-arn':
+            '{{ if .metadata.annotations.karpenterControllerRoleArn }}{{ .metadata.annotations.karpenterControllerRoleArn }}{{ else }}{{ .metadata.annotations.karpenterControllerRoleArn_must_not_be_empty }}{{ end }}',
+        },
+      },
       replicas: 2,
+      nodeSelector: { 'node-role': 'system' },
       controller: { resources: { requests: { cpu: '500m', memory: '512Mi' }, limits: { memory: '512Mi' } } },
     });
     const dist = byName(fleet.values(), 'ApplicationSet', applicationNames('prod').dist);
@@ -313,6 +362,17 @@ describe('argocd/: fleets (ApplicationSets)', () => {
     expect(failed.status).toBe(1);
     expect(failed.stderr).toContain('map has no entry for key "karpenterInterruptionQueue"');
   });
+
+  it.each(['karpenterClusterName', 'karpenterInterruptionQueue', 'karpenterControllerRoleArn'])(
+    'GIVEN a cluster secret whose %s annotation is present but empty WHEN Go renders the prod chart template THEN the render fails naming it',
+    (key) => {
+      const set = byName(fleet.values(), 'ApplicationSet', applicationNames('prod').chart);
+      const annotations = { karpenterClusterName: 'prod-use1-a', karpenterInterruptionQueue: 'prod-use1-a', karpenterControllerRoleArn: 'arn:aws:iam::111122223333:role/KarpenterController-prod-use1-a', [key]: '' };
+      const failed = renderGo(set.spec.template, annotations);
+      expect(failed.status).toBe(1);
+      expect(failed.stderr).toContain(`map has no entry for key "${key}_must_not_be_empty"`);
+    },
+  );
 
   it('GIVEN the ApplicationSets WHEN checked against the vendored ApplicationSet CRD THEN they have no unknown field', () => {
     const schemas = loadCrdSchemas(join(REPO, 'crds/argocd/applicationset-crd.yaml'), join(REPO, 'crds/argocd/application-crd.yaml'), join(REPO, 'crds/argocd/appproject-crd.yaml'));

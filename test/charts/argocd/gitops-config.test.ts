@@ -102,3 +102,32 @@ describe('gitops.yaml validation', () => {
     );
   });
 });
+
+const CREDENTIALS =
+  'must not carry credentials (user:password@ or token@): they would be committed to argocd/; give Argo CD a repository secret instead';
+
+describe('gitops.yaml: what would leak or collide once committed', () => {
+  it.each([
+    ['https://deploy:s3cret@git.example.com/platform/karpenter-gitops.git'],
+    ['https://ghp_0123456789abcdef@git.example.com/platform/karpenter-gitops.git'],
+    ['ssh://git:s3cret@git.example.com/platform/karpenter-gitops.git'],
+  ])('GIVEN repository URL %s WHEN parsed THEN refused: it would be committed', (url) => {
+    expect(messageOf(`repository: {url: "${url}"}\nenvironments: {dev: {fleet: {}}}\n`)).toBe(`gitops.yaml: repository.url: ${CREDENTIALS}, got "${url}"`);
+  });
+
+  it.each([['ssh://git@git.example.com/platform/x.git'], ['git@git.example.com:platform/x.git'], ['https://git.example.com/platform/x.git']])(
+    'GIVEN repository URL %s (a user name, no secret) WHEN parsed THEN accepted',
+    (url) => {
+      expect(parseGitops('gitops.yaml', `repository: {url: "${url}"}\nenvironments: {dev: {fleet: {}}}\n`).config.repository.url).toBe(url);
+    },
+  );
+
+  it('GIVEN two environments with the same destination cluster WHEN parsed THEN the second is refused, naming the first', () => {
+    const text =
+      'repository: {url: "https://git.example.com/p/x.git"}\nenvironments:\n  dev: {destination: {name: shared}}\n  staging: {destination: {server: "https://k8s.example.com"}}\n  prod: {destination: {name: shared}}\n  qa: {destination: {server: "https://k8s.example.com"}}\n';
+    expect(messageOf(text)).toBe(
+      'gitops.yaml: environments.prod.destination.name: must not be the cluster of environment "dev" as well: one cluster runs one environment, got "shared"\n' +
+        'gitops.yaml: environments.qa.destination.server: must not be the cluster of environment "staging" as well: one cluster runs one environment, got "https://k8s.example.com"',
+    );
+  });
+});
