@@ -16,10 +16,11 @@ import {
   Ec2NodeClassSpecMetadataOptionsHttpTokens,
   Ec2NodeClassSpecNetworkInterfacesInterfaceType,
 } from '../imports/ec2nodeclass-karpenter.k8s.aws.js';
-import { PRESETS } from './presets.js';
+import { PRESETS, resolveNodePool } from './presets.js';
 import { DEFAULT_AMI_ALIAS } from './defaults.js';
 import { cronProblem } from './cron.js';
-import { budgetDuration, duration, durationOrNever, enumOf, labelKey, labelValue, objectName, quantity, strict } from './schema-kit.js';
+import { budgetDuration, duration, durationOrNever, enumOf, labelKey, labelValue, nonNegativeQuantity, objectName, qualifiedName, quantity, strict } from './schema-kit.js';
+import { duplicateTaints, emptyIntersections, knownValuesProblem } from './karpenter-runtime.js';
 
 /**
  * The NodePool and EC2NodeClass parts of an environment file. Field names and shapes
@@ -65,61 +66,36 @@ export const KARPENTER_AWS_WELL_KNOWN_LABELS = [
 ] as const;
 
 /**
- * Labels Karpenter knows in restricted domains (its WellKnownLabels, core and AWS): allowed
- * in requirements and labels although their domains are restricted.
- */
-const WELL_KNOWN_LABELS: ReadonlySet<string> = new Set([
-  'topology.kubernetes.io/zone',
-  'topology.kubernetes.io/region',
-  'node.kubernetes.io/instance-type',
-  'kubernetes.io/arch',
-  'kubernetes.io/os',
-  'node.kubernetes.io/windows-build',
-  'karpenter.sh/capacity-type',
-  ...KARPENTER_AWS_WELL_KNOWN_LABELS,
-]);
-/** Karpenter's NormalizedLabels: deprecated keys it maps to their stable names in requirements. */
-const DEPRECATED_REQUIREMENT_KEYS: ReadonlySet<string> = new Set([
-  'failure-domain.beta.kubernetes.io/zone',
-  'failure-domain.beta.kubernetes.io/region',
-  'beta.kubernetes.io/arch',
-  'beta.kubernetes.io/os',
-  'beta.kubernetes.io/instance-type',
-]);
-/** Karpenter's LabelDomainExceptions: sub-domains of restricted domains that stay usable. */
-const LABEL_DOMAIN_EXCEPTIONS = ['kops.k8s.io', 'node.kubernetes.io', 'node-restriction.kubernetes.io'];
-
-/**
  * Why Karpenter would refuse this key on a NodePool label or requirement, if it would.
- * The CRD's CEL rules cover karpenter.sh, karpenter.k8s.aws and the hostname; the
- * kubernetes.io and k8s.io domains are refused by the controller at run time (the NodePool
- * syncs green and never provisions), so only this check catches them before a deploy.
+ * These are the CRD's own CEL rules on labels and requirement keys (crds/karpenter/
+ * karpenter.sh_nodepools.yaml), checked here first so the message names the environment
+ * field; Karpenter's runtime check is the same set (core pkg/apis/v1/labels.go
+ * IsRestrictedLabel: RestrictedLabelDomains = karpenter.sh, plus karpenter.k8s.aws from the
+ * AWS provider's pkg/apis/v1/labels.go init, and RestrictedLabels = kubernetes.io/hostname).
+ *
+ * The kubernetes.io and k8s.io domains are NOT restricted on NodePools: the AWS provider
+ * only leaves them out of the kubelet's --node-labels (pkg/providers/amifamily/resolver.go
+ * RejectForbiddenLabels, because the NodeRestriction admission plugin would refuse them
+ * there) and Karpenter's controller puts them on the Node itself, so
+ * `node-role.kubernetes.io/spot: ""` works.
  */
-export function restrictedLabelProblem(key: string, inRequirement = false): string | undefined {
-  // Karpenter rewrites deprecated keys in requirements (not in labels) before it checks them.
-  if (inRequirement && DEPRECATED_REQUIREMENT_KEYS.has(key)) return undefined;
+export function restrictedLabelProblem(key: string): string | undefined {
   if (key === 'kubernetes.io/hostname') return 'label "kubernetes.io/hostname" is restricted: Karpenter sets it per node';
   if (key === 'karpenter.sh/nodepool') return 'label "karpenter.sh/nodepool" is restricted: Karpenter sets it to the NodePool name';
-  if (WELL_KNOWN_LABELS.has(key)) return undefined;
   const domain = key.includes('/') ? key.slice(0, key.indexOf('/')) : '';
-  if (domain.endsWith('karpenter.sh')) return 'label domain "karpenter.sh" is restricted (only karpenter.sh/capacity-type may be used)';
-  if (domain.endsWith('karpenter.k8s.aws')) {
-    return 'label domain "karpenter.k8s.aws" is restricted to its well-known labels (instance-category, instance-family, instance-generation, instance-size, ...)';
+  // endsWith without a dot, as the CRD's CEL rule does (stricter than IsRestrictedLabel).
+  if (domain.endsWith('karpenter.sh') && key !== 'karpenter.sh/capacity-type') {
+    return 'label domain "karpenter.sh" is restricted (only karpenter.sh/capacity-type may be used)';
   }
-  if (LABEL_DOMAIN_EXCEPTIONS.some((e) => domain.endsWith(e))) return undefined;
-  const restricted = ['kubernetes.io', 'k8s.io'].find((r) => domain.endsWith(r));
-  if (restricted) {
-    return `label domain "${restricted}" is restricted: Karpenter refuses the NodePool at run time; use a well-known label (topology.kubernetes.io/zone, kubernetes.io/arch, node.kubernetes.io/instance-type, ...), node.kubernetes.io/*, or a domain of your own`;
+  if (domain.endsWith('karpenter.k8s.aws') && !(KARPENTER_AWS_WELL_KNOWN_LABELS as readonly string[]).includes(key)) {
+    return 'label domain "karpenter.k8s.aws" is restricted to its well-known labels (instance-category, instance-family, instance-generation, instance-size, ...)';
   }
   return undefined;
 }
 
+/** A key for a NodePool label or requirement: a qualified name outside the restricted set. */
 const nodeLabelKey = labelKey.superRefine((key, ctx) => {
   const problem = restrictedLabelProblem(key);
-  if (problem) ctx.addIssue({ code: 'custom', message: problem, input: key });
-});
-const requirementKey = labelKey.superRefine((key, ctx) => {
-  const problem = restrictedLabelProblem(key, true);
   if (problem) ctx.addIssue({ code: 'custom', message: problem, input: key });
 });
 
@@ -128,7 +104,7 @@ const requirementKey = labelKey.superRefine((key, ctx) => {
 const NUMERIC_OPERATORS: readonly string[] = ['Gt', 'Lt', 'Gte', 'Lte'];
 
 export const requirementSchema = strict({
-  key: requirementKey,
+  key: nodeLabelKey.refine((k) => k.length <= 316, { error: 'must be at most 316 characters (the CRD\'s maxLength for requirement keys)' }),
   operator: enumOf(NodePoolSpecTemplateSpecRequirementsOperator),
   values: z.array(labelValue).optional(),
   minValues: z.number().int().min(1, { error: 'must be an integer from 1 to 50' }).max(50, { error: 'must be an integer from 1 to 50' }).optional(),
@@ -151,12 +127,16 @@ export const requirementSchema = strict({
       input: req.minValues,
     });
   }
+  const known = knownValuesProblem(req);
+  if (known) ctx.addIssue({ code: 'custom', path: ['values'], message: known, input: req.values });
 });
 export type Requirement = z.infer<typeof requirementSchema>;
 
 const taintSchema = strict({
   key: labelKey,
-  value: z.string().optional(),
+  // Karpenter checks a non-empty value as a qualified name, 63 characters after any "/"
+  // (core pkg/apis/v1/nodeclaim_validation.go validateTaintsField); the CRD has the pattern only.
+  value: qualifiedName('a taint value').optional(),
   effect: enumOf(NodePoolSpecTemplateSpecTaintsEffect),
 });
 
@@ -193,6 +173,18 @@ export const disruptionSchema = strict({
   budgets: z.array(budgetSchema).max(50).optional(),
 });
 
+/**
+ * Resource names a NodePool limit can cap without a domain: Karpenter's WellKnownResources
+ * (core pkg/apis/v1/labels.go), plus `nodes` (the node count, core pkg/apis/v1/nodepool.go
+ * Limits). A misspelt key (`cpus`, `memroy`) is accepted by the CRD and by Karpenter, and
+ * the cap silently does not exist; names with a domain (nvidia.com/gpu, vpc.amazonaws.com/efa,
+ * resources of a NodeOverlay) are left free.
+ */
+const UNQUALIFIED_LIMITS = ['cpu', 'memory', 'ephemeral-storage', 'pods', 'nodes'] as const;
+const limitName = z.string().refine((k) => k.includes('/') ? labelKey.safeParse(k).success : (UNQUALIFIED_LIMITS as readonly string[]).includes(k), {
+  error: `must be a resource name: ${UNQUALIFIED_LIMITS.join(', ')}, or an extended resource with its domain such as nvidia.com/gpu`,
+});
+
 /** Presets: article 1 (prod), article 2, and a cheap dev pool. See config/presets.ts. */
 export const NODE_POOL_PRESETS = ['spot-with-on-demand-fallback', 'spot-multi-arch', 'spot-small'] as const;
 
@@ -213,12 +205,31 @@ export const nodePoolSchema = strict({
   startupTaints: z.array(taintSchema).optional(),
   expireAfter: durationOrNever.optional(),
   terminationGracePeriod: duration.optional(),
-  limits: z.record(z.string(), quantity).optional(),
+  limits: z.record(limitName, nonNegativeQuantity).optional(),
   weight: z.number().int().min(1, { error: 'must be an integer from 1 to 100' }).max(100, { error: 'must be an integer from 1 to 100' }).optional(),
   /** Static NodePool (fixed node count); incompatible with weight and with limits other than nodes. */
   replicas: z.number().int().min(0).optional(),
   disruption: disruptionSchema.optional(),
 }).superRefine((p, ctx) => {
+  for (const d of duplicateTaints(p.taints ?? [], p.startupTaints ?? [])) {
+    const t = (d.field === 'taints' ? p.taints : p.startupTaints)![d.index]!;
+    ctx.addIssue({
+      code: 'custom',
+      path: [d.field, d.index],
+      message: `must not repeat the key and effect of ${d.first} (${t.key}:${t.effect}): Karpenter refuses duplicate taint key/effect pairs across taints and startupTaints`,
+      input: t,
+    });
+  }
+  const resolved = resolveNodePool(p);
+  for (const e of emptyIntersections(resolved.requirements ?? [], p.labels)) {
+    const own = (p.requirements ?? []).map((r) => r.key).lastIndexOf(e.key);
+    ctx.addIssue({
+      code: 'custom',
+      path: own >= 0 ? ['requirements', own] : ['labels', e.key],
+      message: `must leave at least one value for ${e.key}: ${e.entries.join(' and ')} admit none (Karpenter intersects them), so the NodePool can never launch a node`,
+      input: undefined,
+    });
+  }
   if (p.replicas !== undefined && p.weight !== undefined) {
     ctx.addIssue({ code: 'custom', path: ['weight'], message: 'must not be set on a static NodePool (replicas is set)', input: p.weight });
   }
