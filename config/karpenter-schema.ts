@@ -1,3 +1,4 @@
+import { isIPv6 } from 'node:net';
 import { z } from 'zod';
 import {
   NodePoolSpecDisruptionBudgetsReasons,
@@ -253,6 +254,12 @@ export type NodePoolConfig = z.infer<typeof nodePoolSchema>;
 
 // ---------------------------------------------------------------- EC2NodeClass
 
+/** An IPv4 (leading zeros allowed, as Go's ParseIPSloppy allows them) or IPv6 address. */
+function isIpAddress(text: string): boolean {
+  if (/^([0-9]{1,3})(\.[0-9]{1,3}){3}$/.test(text)) return text.split('.').every((o) => Number(o) <= 255);
+  return isIPv6(text);
+}
+
 const tagMap = z.record(z.string(), z.string());
 const selectorTags = tagMap.refine((t) => Object.entries(t).every(([k, v]) => k !== '' && v !== ''), {
   error: 'must not contain empty tag keys or values',
@@ -306,7 +313,9 @@ const goDuration = z
   .regex(/^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$/, { error: 'must be a Go duration such as 90s, 1m30s, 1.5m or 500ms' });
 
 const kubeletSchema = strict({
-  clusterDNS: z.array(z.string()).optional(),
+  // The kubelet drops an entry that is not an IP address, with only a log line (kubernetes@v1.36.5
+  // pkg/kubelet/kubelet.go NewMainKubelet, netutils.ParseIPSloppy): pods then get no DNS server.
+  clusterDNS: z.array(z.string().refine(isIpAddress, { error: 'must be an IP address such as 10.100.0.10 or fd00::a' })).optional(),
   maxPods: z.number().int().min(0).optional(),
   podsPerCore: z.number().int().min(0).optional(),
   systemReserved: kubeletResources.optional(),
@@ -333,16 +342,33 @@ const kubeletSchema = strict({
   }
 });
 
+/**
+ * IOPS and throughput (MiB/s) each EBS volume type takes, from the AWS documentation page
+ * "Amazon EBS volume types" (https://docs.aws.amazon.com/ebs/latest/userguide/ebs-volume-types.html,
+ * gp3 raised to 80,000 IOPS and 2,000 MiB/s in 2025; the CRD's description still says
+ * 16,000 and 1,000). EC2 refuses the launch template outside these, so no node launches.
+ * Volume types not listed take neither field.
+ */
+const EBS_RANGES: Readonly<Record<string, { iops?: readonly [number, number]; throughput?: readonly [number, number] }>> = {
+  gp3: { iops: [3000, 80000], throughput: [125, 2000] },
+  io1: { iops: [100, 64000] },
+  io2: { iops: [100, 256000] },
+  gp2: {},
+  st1: {},
+  sc1: {},
+  standard: {},
+};
+
 const blockDeviceMappingSchema = strict({
   deviceName: z.string().optional(),
   rootVolume: z.boolean().optional(),
   ebs: strict({
     deleteOnTermination: z.boolean().optional(),
     encrypted: z.boolean().optional(),
-    iops: z.number().int().optional(),
+    iops: z.number().int().min(0).optional(),
     kmsKeyID: z.string().optional(),
     snapshotID: z.string().optional(),
-    throughput: z.number().int().optional(),
+    throughput: z.number().int().min(0).optional(),
     volumeInitializationRate: z.number().int().min(100).max(300).optional(),
     volumeSize: z
       .string()
@@ -351,6 +377,19 @@ const blockDeviceMappingSchema = strict({
     volumeType: enumOf(Ec2NodeClassSpecBlockDeviceMappingsEbsVolumeType).optional(),
   })
     .refine((e) => e.snapshotID !== undefined || e.volumeSize !== undefined, { error: 'must set snapshotID or volumeSize' })
+    .superRefine((e, ctx) => {
+      for (const field of ['iops', 'throughput'] as const) {
+        const value = e[field];
+        if (value === undefined || e.volumeType === undefined) continue;
+        const range = EBS_RANGES[e.volumeType]?.[field];
+        if (!range) {
+          const types = Object.keys(EBS_RANGES).filter((t) => EBS_RANGES[t]![field]);
+          ctx.addIssue({ code: 'custom', path: [field], message: `can only be set for volumeType ${types.join(', ')}, not ${e.volumeType} (AWS EBS volume types)`, input: value });
+        } else if (value < range[0] || value > range[1]) {
+          ctx.addIssue({ code: 'custom', path: [field], message: `must be from ${range[0]} to ${range[1]} for volumeType ${e.volumeType} (AWS EBS volume types)`, input: value });
+        }
+      }
+    })
     .optional(),
 });
 
@@ -395,6 +434,13 @@ export const nodeClassSchema = strict({
     .optional(),
   tags: tagMap
     .superRefine((tags, ctx) => {
+      // EC2 tag restrictions (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/Using_Tags.html#tag-restrictions):
+      // Karpenter copies these to instances, volumes and launch templates, and EC2 refuses the launch.
+      for (const [key, value] of Object.entries(tags)) {
+        if ([...key].length > 128) ctx.addIssue({ code: 'custom', path: [key], message: `key must be at most 128 characters (EC2 tag restrictions), has ${[...key].length}`, input: key });
+        if ([...value].length > 256) ctx.addIssue({ code: 'custom', path: [key], message: `must be at most 256 characters (EC2 tag restrictions), has ${[...value].length}`, input: value });
+        if (key.toLowerCase().startsWith('aws:')) ctx.addIssue({ code: 'custom', path: [key], message: 'key must not start with "aws:", which AWS reserves (EC2 tag restrictions)', input: key });
+      }
       for (const key of Object.keys(tags)) {
         if (key === '' || key === 'eks:eks-cluster-name' || key.startsWith('kubernetes.io/cluster') || ['karpenter.sh/nodepool', 'karpenter.sh/nodeclaim', 'karpenter.k8s.aws/ec2nodeclass'].includes(key)) {
           ctx.addIssue({ code: 'custom', path: [key], message: 'is a tag key Karpenter sets itself and refuses here', input: key });
@@ -425,3 +471,30 @@ export const nodeClassSchema = strict({
   }
 });
 export type NodeClassConfig = z.infer<typeof nodeClassSchema>;
+
+/**
+ * EKS publishes no Amazon Linux 2 AMIs for Kubernetes 1.33 and newer (AWS documentation,
+ * "Amazon EKS AL2 AMI deprecation FAQs",
+ * https://docs.aws.amazon.com/eks/latest/userguide/eks-ami-deprecation-faqs.html): Karpenter
+ * resolves `al2@...` through the SSM parameters of that version, finds none, and the node
+ * class never becomes ready.
+ */
+export const LAST_AL2_KUBERNETES_MINOR = 32;
+
+/** Issues of node classes that depend on the cluster (its Kubernetes version). */
+export function checkNodeClassesForCluster(env: { cluster: { kubernetesVersion: string }; nodeClasses: readonly NodeClassConfig[] }, ctx: z.core.$RefinementCtx<unknown>): void {
+  const minor = Number(env.cluster.kubernetesVersion.split('.')[1]);
+  if (!(minor > LAST_AL2_KUBERNETES_MINOR)) return;
+  env.nodeClasses.forEach((nc, i) => {
+    (nc.amiSelectorTerms ?? []).forEach((term, j) => {
+      if (term.alias?.startsWith('al2@')) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['nodeClasses', i, 'amiSelectorTerms', j, 'alias'],
+          message: `must not be an al2 alias on Kubernetes ${env.cluster.kubernetesVersion}: EKS publishes AL2 AMIs up to 1.${LAST_AL2_KUBERNETES_MINOR} only; use al2023@... or bottlerocket@...`,
+          input: term.alias,
+        });
+      }
+    });
+  });
+}

@@ -170,3 +170,31 @@ export function uniqueNames<T extends { name: string }>(items: readonly T[], ctx
     } else seen.set(item.name, i);
   });
 }
+
+/**
+ * Fields of free text where `${...}` is legitimate (shell in user data, commands and env
+ * values; annotation values): the placeholder check skips them.
+ */
+const FREE_TEXT_FIELDS: ReadonlySet<string> = new Set(['userData', 'command', 'args', 'env', 'annotations', 'podAnnotations']);
+
+/**
+ * A leftover `${...}` placeholder: nothing expands environment files (they are not
+ * templates), so it would reach Kubernetes or AWS as written, e.g. a selector tag value
+ * `${CLUSTER_NAME}` that matches no subnet. A project rule: the file is the only source
+ * of the value. Adds one issue per string that has one, keys included.
+ */
+export function placeholderIssues(value: unknown, ctx: z.core.$RefinementCtx<unknown>, path: PropertyKey[] = []): void {
+  const found = (text: string) => /\$\{[^}]*\}/.exec(text)?.[0];
+  if (typeof value === 'string') {
+    const p = found(value);
+    if (p) ctx.addIssue({ code: 'custom', path, message: `must not contain the placeholder "${p}": environment files are not templated, so it would reach the cluster as written; write the value itself`, input: value });
+  } else if (Array.isArray(value)) {
+    value.forEach((v, i) => placeholderIssues(v, ctx, [...path, i]));
+  } else if (value !== null && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      const p = found(k);
+      if (p) ctx.addIssue({ code: 'custom', path: [...path, k], message: `key must not contain the placeholder "${p}": environment files are not templated; write the value itself`, input: k });
+      if (!FREE_TEXT_FIELDS.has(k)) placeholderIssues(v, ctx, [...path, k]);
+    }
+  }
+}

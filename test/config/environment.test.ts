@@ -213,6 +213,75 @@ describe('environment files: bad input is named by file, field path, value and w
       (e: any) => (e.nodePools[1].disruption.budgets[1].duration = '2562047h48m'),
       'environments/prod.yaml: nodePools[1].disruption.budgets[1].duration: must be at most 2562047h47m16s (Go\'s time.ParseDuration limit of 2^63-1 ns: Karpenter cannot decode a longer duration), got "2562047h48m"',
     ],
+    // AWS limits EC2 and EKS apply when Karpenter launches (sources in config/karpenter-schema.ts).
+    [
+      'gp3 iops above the volume type\'s range (AWS EBS volume types)',
+      (e: any) => Object.assign(e.nodeClasses[0].blockDeviceMappings[0].ebs, { iops: 80001 }),
+      'environments/prod.yaml: nodeClasses[0].blockDeviceMappings[0].ebs.iops: must be from 3000 to 80000 for volumeType gp3 (AWS EBS volume types), got 80001',
+    ],
+    [
+      'gp3 throughput below the range',
+      (e: any) => Object.assign(e.nodeClasses[0].blockDeviceMappings[0].ebs, { throughput: 124 }),
+      'environments/prod.yaml: nodeClasses[0].blockDeviceMappings[0].ebs.throughput: must be from 125 to 2000 for volumeType gp3 (AWS EBS volume types), got 124',
+    ],
+    [
+      'io1 iops above 64000',
+      (e: any) => Object.assign(e.nodeClasses[0].blockDeviceMappings[0].ebs, { volumeType: 'io1', iops: 64001 }),
+      'environments/prod.yaml: nodeClasses[0].blockDeviceMappings[0].ebs.iops: must be from 100 to 64000 for volumeType io1 (AWS EBS volume types), got 64001',
+    ],
+    [
+      'throughput on an io2 volume',
+      (e: any) => Object.assign(e.nodeClasses[0].blockDeviceMappings[0].ebs, { volumeType: 'io2', iops: 1000, throughput: 500 }),
+      'environments/prod.yaml: nodeClasses[0].blockDeviceMappings[0].ebs.throughput: can only be set for volumeType gp3, not io2 (AWS EBS volume types), got 500',
+    ],
+    [
+      'iops on a gp2 volume',
+      (e: any) => Object.assign(e.nodeClasses[0].blockDeviceMappings[0].ebs, { volumeType: 'gp2', iops: 3000 }),
+      'environments/prod.yaml: nodeClasses[0].blockDeviceMappings[0].ebs.iops: can only be set for volumeType gp3, io1, io2, not gp2 (AWS EBS volume types), got 3000',
+    ],
+    [
+      'a clusterDNS entry that is not an IP address (the kubelet drops it)',
+      (e: any) => (e.nodeClasses[0].kubelet = { clusterDNS: ['10.100.0.10', 'kube-dns.kube-system'] }),
+      'environments/prod.yaml: nodeClasses[0].kubelet.clusterDNS[1]: must be an IP address such as 10.100.0.10 or fd00::a, got "kube-dns.kube-system"',
+    ],
+    [
+      'an EC2 tag key over 128 characters',
+      (e: any) => (e.nodeClasses[0].tags = { ['k'.repeat(129)]: 'v' }),
+      `environments/prod.yaml: nodeClasses[0].tags.${'k'.repeat(129)}: key must be at most 128 characters (EC2 tag restrictions), has 129, got "v"`,
+    ],
+    [
+      'an EC2 tag value over 256 characters',
+      (e: any) => (e.nodeClasses[0].tags = { team: 'v'.repeat(257) }),
+      `environments/prod.yaml: nodeClasses[0].tags.team: must be at most 256 characters (EC2 tag restrictions), has 257, got "${'v'.repeat(76)}...`,
+    ],
+    [
+      'an EC2 tag key in the reserved aws: prefix',
+      (e: any) => (e.nodeClasses[0].tags = { 'aws:team': 'a' }),
+      'environments/prod.yaml: nodeClasses[0].tags["aws:team"]: key must not start with "aws:", which AWS reserves (EC2 tag restrictions), got "a"',
+    ],
+    [
+      'an al2 alias on Kubernetes 1.33 (EKS publishes no AL2 AMIs there)',
+      (e: any) => {
+        e.cluster.kubernetesVersion = '1.33';
+        e.nodeClasses[0].amiSelectorTerms = [{ alias: 'al2@v20250505' }];
+      },
+      'environments/prod.yaml: nodeClasses[0].amiSelectorTerms[0].alias: must not be an al2 alias on Kubernetes 1.33: EKS publishes AL2 AMIs up to 1.32 only; use al2023@... or bottlerocket@..., got "al2@v20250505"',
+    ],
+    [
+      'a leftover ${...} placeholder in a selector',
+      (e: any) => (e.nodeClasses[0].subnetSelectorTerms = [{ tags: { 'karpenter.sh/discovery': '${CLUSTER_NAME}' } }]),
+      'environments/prod.yaml: nodeClasses[0].subnetSelectorTerms[0].tags["karpenter.sh/discovery"]: must not contain the placeholder "${CLUSTER_NAME}": environment files are not templated, so it would reach the cluster as written; write the value itself, got "${CLUSTER_NAME}"',
+    ],
+    [
+      'a leftover ${...} placeholder in role (an error, like every other field)',
+      (e: any) => (e.nodeClasses[0].role = 'KarpenterNodeRole-${CLUSTER}'),
+      'environments/prod.yaml: nodeClasses[0].role: must not contain the placeholder "${CLUSTER}": environment files are not templated, so it would reach the cluster as written; write the value itself, got "KarpenterNodeRole-${CLUSTER}"',
+    ],
+    [
+      'a leftover ${...} placeholder in a tag key',
+      (e: any) => (e.nodeClasses[0].tags = { '${TAG}': 'a' }),
+      'environments/prod.yaml: nodeClasses[0].tags["${TAG}"]: key must not contain the placeholder "${TAG}": environment files are not templated; write the value itself, got "a"',
+    ],
     [
       'role and instanceProfile together',
       (e: any) => Object.assign(e.nodeClasses[0], { role: 'a', instanceProfile: 'b' }),
@@ -263,6 +332,24 @@ describe('environment files: bad input is named by file, field path, value and w
     pool.expireAfter = '2562047h47m16s';
     pool.terminationGracePeriod = '9223372036s';
     pool.disruption.budgets[1].duration = '2562047h47m';
+    expect(() => parseEnvironment(FILE, stringify(env))).not.toThrow();
+  });
+
+  it('values at the edge of each AWS rule, and ${...} in free-text fields, are allowed', () => {
+    const env = prod();
+    const nc = env.nodeClasses[0];
+    nc.blockDeviceMappings = [
+      { deviceName: '/dev/xvda', rootVolume: true, ebs: { volumeSize: '100Gi', volumeType: 'gp3', iops: 80000, throughput: 2000 } },
+      { deviceName: '/dev/xvdb', ebs: { volumeSize: '100Gi', volumeType: 'gp3', iops: 3000, throughput: 125 } },
+      { deviceName: '/dev/xvdc', ebs: { volumeSize: '100Gi', volumeType: 'io2', iops: 256000 } },
+      { deviceName: '/dev/xvdd', ebs: { volumeSize: '100Gi', volumeType: 'io1', iops: 100 } },
+    ];
+    nc.kubelet = { clusterDNS: ['10.100.0.10', '169.254.20.10', 'fd00:10:96::a', '010.000.000.010'] };
+    nc.tags = { ['k'.repeat(128)]: 'v'.repeat(256), 'team:aws': 'x' };
+    nc.userData = '#!/bin/bash\necho "${HOSTNAME}"\n';
+    env.nodePools[1].annotations = { 'example.com/note': 'uses ${VAR} literally' };
+    env.cluster.kubernetesVersion = '1.32';
+    nc.amiSelectorTerms = [{ alias: 'al2@v20250505' }];
     expect(() => parseEnvironment(FILE, stringify(env))).not.toThrow();
   });
 
