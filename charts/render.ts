@@ -1,4 +1,5 @@
-import { Yaml, type Chart } from 'cdk8s';
+import type { Chart } from 'cdk8s';
+import { Document, parse, visit } from 'yaml';
 
 /** A Kubernetes object as JSON, as cdk8s renders it. */
 export interface Manifest {
@@ -28,7 +29,49 @@ export function renderFiles(objects: readonly Manifest[], where: string): Map<st
   for (const m of objects) {
     const name = fileNameFor(m);
     if (files.has(name)) throw new Error(`${where}: two objects would be written to ${name}: ${m.kind} "${m.metadata.name}" is defined twice`);
-    files.set(name, Yaml.stringify(m));
+    files.set(name, toYaml(m));
   }
   return new Map([...files].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+/**
+ * Integers as Go's strconv.ParseInt(s, 0, 64) reads them, which is how go-yaml v2 (kubectl,
+ * Argo CD and the API server's YAML path, through sigs.k8s.io/yaml) resolves a plain scalar:
+ * `0o17`, `0x1F`, `0b101` and `1_000` are numbers there although YAML 1.1 and 1.2 disagree.
+ */
+const GO_INT = /^[-+]?(0[xX][_0-9a-fA-F]+|0[oO][_0-7]+|0[bB][_01]+|[0-9][_0-9]*)$/;
+
+/**
+ * True when a string written as a plain scalar would be read back as something else by
+ * some reader of our output: YAML 1.1 (`yes`, `on`, `~`, `1:20`, `.inf`, `017`), YAML 1.2
+ * (`0o17`, `null`, `1e3`) or go-yaml v2 (the Go integer syntax above).
+ */
+export function plainScalarIsAmbiguous(text: string): boolean {
+  // Multi-line text is written as a block scalar (`|`), which every reader takes as a string.
+  if (text.includes('\n')) return false;
+  if (GO_INT.test(text)) return true;
+  for (const version of ['1.1', '1.2'] as const) {
+    try {
+      if (parse(text, { version }) !== text) return true;
+    } catch {
+      return true; // not a valid plain scalar at all: quoting is always safe
+    }
+  }
+  return false;
+}
+
+/**
+ * One object as YAML, the way cdk8s writes it (YAML 1.1 schema, no line folding), except
+ * that every string key or value another reader could take for a number, boolean or null
+ * is double-quoted: `team: "0o17"` must reach the API server as a string. The one place
+ * dist/ and argocd/ are rendered, so both get it.
+ */
+export function toYaml(value: unknown): string {
+  const doc = new Document(value, { version: '1.1', keepUndefined: true });
+  visit(doc, {
+    Scalar(_key, node) {
+      if (typeof node.value === 'string' && plainScalarIsAmbiguous(node.value)) node.type = 'QUOTE_DOUBLE';
+    },
+  });
+  return doc.toString({ lineWidth: 0 });
 }

@@ -4,8 +4,8 @@ import { z } from 'zod';
 import { DEFAULT_AMI_ALIAS } from './defaults.js';
 import { ConfigError, describeValue } from './errors.js';
 import { parseYamlInput, readInputText } from './yaml-input.js';
-import { nodeClassSchema, nodePoolSchema } from './karpenter-schema.js';
-import { labelKey, labelValue, objectName, quantity, strict, uniqueNames } from './schema-kit.js';
+import { checkNodeClassesForCluster, nodeClassSchema, nodePoolSchema } from './karpenter-schema.js';
+import { labelKey, labelValue, objectName, placeholderIssues, quantity, strict, uniqueNames } from './schema-kit.js';
 import { checkWorkloads, workloadWarnings, workloadsSchema } from './workload-schema.js';
 
 /**
@@ -131,6 +131,8 @@ export const environmentSchema = strict({
 }).superRefine((env, ctx) => {
   checkWorkloads(env, ctx);
   checkControllerFits(env, ctx);
+  checkNodeClassesForCluster(env, ctx);
+  placeholderIssues(env, ctx);
   const classes = env.nodeClasses.map((c) => c.name);
   env.nodePools.forEach((pool, i) => {
     if (!classes.includes(pool.nodeClass)) {

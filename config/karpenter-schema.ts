@@ -1,3 +1,4 @@
+import { isIPv6 } from 'node:net';
 import { z } from 'zod';
 import {
   NodePoolSpecDisruptionBudgetsReasons,
@@ -16,10 +17,11 @@ import {
   Ec2NodeClassSpecMetadataOptionsHttpTokens,
   Ec2NodeClassSpecNetworkInterfacesInterfaceType,
 } from '../imports/ec2nodeclass-karpenter.k8s.aws.js';
-import { PRESETS } from './presets.js';
+import { PRESETS, resolveNodePool } from './presets.js';
 import { DEFAULT_AMI_ALIAS } from './defaults.js';
 import { cronProblem } from './cron.js';
-import { budgetDuration, duration, durationOrNever, enumOf, labelKey, labelValue, objectName, quantity, strict } from './schema-kit.js';
+import { budgetDuration, duration, durationOrNever, enumOf, labelKey, labelValue, nonNegativeQuantity, objectName, qualifiedName, quantity, strict } from './schema-kit.js';
+import { duplicateTaints, emptyIntersections, knownValuesProblem } from './karpenter-runtime.js';
 
 /**
  * The NodePool and EC2NodeClass parts of an environment file. Field names and shapes
@@ -65,61 +67,36 @@ export const KARPENTER_AWS_WELL_KNOWN_LABELS = [
 ] as const;
 
 /**
- * Labels Karpenter knows in restricted domains (its WellKnownLabels, core and AWS): allowed
- * in requirements and labels although their domains are restricted.
- */
-const WELL_KNOWN_LABELS: ReadonlySet<string> = new Set([
-  'topology.kubernetes.io/zone',
-  'topology.kubernetes.io/region',
-  'node.kubernetes.io/instance-type',
-  'kubernetes.io/arch',
-  'kubernetes.io/os',
-  'node.kubernetes.io/windows-build',
-  'karpenter.sh/capacity-type',
-  ...KARPENTER_AWS_WELL_KNOWN_LABELS,
-]);
-/** Karpenter's NormalizedLabels: deprecated keys it maps to their stable names in requirements. */
-const DEPRECATED_REQUIREMENT_KEYS: ReadonlySet<string> = new Set([
-  'failure-domain.beta.kubernetes.io/zone',
-  'failure-domain.beta.kubernetes.io/region',
-  'beta.kubernetes.io/arch',
-  'beta.kubernetes.io/os',
-  'beta.kubernetes.io/instance-type',
-]);
-/** Karpenter's LabelDomainExceptions: sub-domains of restricted domains that stay usable. */
-const LABEL_DOMAIN_EXCEPTIONS = ['kops.k8s.io', 'node.kubernetes.io', 'node-restriction.kubernetes.io'];
-
-/**
  * Why Karpenter would refuse this key on a NodePool label or requirement, if it would.
- * The CRD's CEL rules cover karpenter.sh, karpenter.k8s.aws and the hostname; the
- * kubernetes.io and k8s.io domains are refused by the controller at run time (the NodePool
- * syncs green and never provisions), so only this check catches them before a deploy.
+ * These are the CRD's own CEL rules on labels and requirement keys (crds/karpenter/
+ * karpenter.sh_nodepools.yaml), checked here first so the message names the environment
+ * field; Karpenter's runtime check is the same set (core pkg/apis/v1/labels.go
+ * IsRestrictedLabel: RestrictedLabelDomains = karpenter.sh, plus karpenter.k8s.aws from the
+ * AWS provider's pkg/apis/v1/labels.go init, and RestrictedLabels = kubernetes.io/hostname).
+ *
+ * The kubernetes.io and k8s.io domains are NOT restricted on NodePools: the AWS provider
+ * only leaves them out of the kubelet's --node-labels (pkg/providers/amifamily/resolver.go
+ * RejectForbiddenLabels, because the NodeRestriction admission plugin would refuse them
+ * there) and Karpenter's controller puts them on the Node itself, so
+ * `node-role.kubernetes.io/spot: ""` works.
  */
-export function restrictedLabelProblem(key: string, inRequirement = false): string | undefined {
-  // Karpenter rewrites deprecated keys in requirements (not in labels) before it checks them.
-  if (inRequirement && DEPRECATED_REQUIREMENT_KEYS.has(key)) return undefined;
+export function restrictedLabelProblem(key: string): string | undefined {
   if (key === 'kubernetes.io/hostname') return 'label "kubernetes.io/hostname" is restricted: Karpenter sets it per node';
   if (key === 'karpenter.sh/nodepool') return 'label "karpenter.sh/nodepool" is restricted: Karpenter sets it to the NodePool name';
-  if (WELL_KNOWN_LABELS.has(key)) return undefined;
   const domain = key.includes('/') ? key.slice(0, key.indexOf('/')) : '';
-  if (domain.endsWith('karpenter.sh')) return 'label domain "karpenter.sh" is restricted (only karpenter.sh/capacity-type may be used)';
-  if (domain.endsWith('karpenter.k8s.aws')) {
-    return 'label domain "karpenter.k8s.aws" is restricted to its well-known labels (instance-category, instance-family, instance-generation, instance-size, ...)';
+  // endsWith without a dot, as the CRD's CEL rule does (stricter than IsRestrictedLabel).
+  if (domain.endsWith('karpenter.sh') && key !== 'karpenter.sh/capacity-type') {
+    return 'label domain "karpenter.sh" is restricted (only karpenter.sh/capacity-type may be used)';
   }
-  if (LABEL_DOMAIN_EXCEPTIONS.some((e) => domain.endsWith(e))) return undefined;
-  const restricted = ['kubernetes.io', 'k8s.io'].find((r) => domain.endsWith(r));
-  if (restricted) {
-    return `label domain "${restricted}" is restricted: Karpenter refuses the NodePool at run time; use a well-known label (topology.kubernetes.io/zone, kubernetes.io/arch, node.kubernetes.io/instance-type, ...), node.kubernetes.io/*, or a domain of your own`;
+  if (domain.endsWith('karpenter.k8s.aws') && !(KARPENTER_AWS_WELL_KNOWN_LABELS as readonly string[]).includes(key)) {
+    return 'label domain "karpenter.k8s.aws" is restricted to its well-known labels (instance-category, instance-family, instance-generation, instance-size, ...)';
   }
   return undefined;
 }
 
+/** A key for a NodePool label or requirement: a qualified name outside the restricted set. */
 const nodeLabelKey = labelKey.superRefine((key, ctx) => {
   const problem = restrictedLabelProblem(key);
-  if (problem) ctx.addIssue({ code: 'custom', message: problem, input: key });
-});
-const requirementKey = labelKey.superRefine((key, ctx) => {
-  const problem = restrictedLabelProblem(key, true);
   if (problem) ctx.addIssue({ code: 'custom', message: problem, input: key });
 });
 
@@ -128,7 +105,7 @@ const requirementKey = labelKey.superRefine((key, ctx) => {
 const NUMERIC_OPERATORS: readonly string[] = ['Gt', 'Lt', 'Gte', 'Lte'];
 
 export const requirementSchema = strict({
-  key: requirementKey,
+  key: nodeLabelKey.refine((k) => k.length <= 316, { error: 'must be at most 316 characters (the CRD\'s maxLength for requirement keys)' }),
   operator: enumOf(NodePoolSpecTemplateSpecRequirementsOperator),
   values: z.array(labelValue).optional(),
   minValues: z.number().int().min(1, { error: 'must be an integer from 1 to 50' }).max(50, { error: 'must be an integer from 1 to 50' }).optional(),
@@ -151,12 +128,16 @@ export const requirementSchema = strict({
       input: req.minValues,
     });
   }
+  const known = knownValuesProblem(req);
+  if (known) ctx.addIssue({ code: 'custom', path: ['values'], message: known, input: req.values });
 });
 export type Requirement = z.infer<typeof requirementSchema>;
 
 const taintSchema = strict({
   key: labelKey,
-  value: z.string().optional(),
+  // Karpenter checks a non-empty value as a qualified name, 63 characters after any "/"
+  // (core pkg/apis/v1/nodeclaim_validation.go validateTaintsField); the CRD has the pattern only.
+  value: qualifiedName('a taint value').optional(),
   effect: enumOf(NodePoolSpecTemplateSpecTaintsEffect),
 });
 
@@ -193,6 +174,18 @@ export const disruptionSchema = strict({
   budgets: z.array(budgetSchema).max(50).optional(),
 });
 
+/**
+ * Resource names a NodePool limit can cap without a domain: Karpenter's WellKnownResources
+ * (core pkg/apis/v1/labels.go), plus `nodes` (the node count, core pkg/apis/v1/nodepool.go
+ * Limits). A misspelt key (`cpus`, `memroy`) is accepted by the CRD and by Karpenter, and
+ * the cap silently does not exist; names with a domain (nvidia.com/gpu, vpc.amazonaws.com/efa,
+ * resources of a NodeOverlay) are left free.
+ */
+const UNQUALIFIED_LIMITS = ['cpu', 'memory', 'ephemeral-storage', 'pods', 'nodes'] as const;
+const limitName = z.string().refine((k) => k.includes('/') ? labelKey.safeParse(k).success : (UNQUALIFIED_LIMITS as readonly string[]).includes(k), {
+  error: `must be a resource name: ${UNQUALIFIED_LIMITS.join(', ')}, or an extended resource with its domain such as nvidia.com/gpu`,
+});
+
 /** Presets: article 1 (prod), article 2, and a cheap dev pool. See config/presets.ts. */
 export const NODE_POOL_PRESETS = ['spot-with-on-demand-fallback', 'spot-multi-arch', 'spot-small'] as const;
 
@@ -213,12 +206,31 @@ export const nodePoolSchema = strict({
   startupTaints: z.array(taintSchema).optional(),
   expireAfter: durationOrNever.optional(),
   terminationGracePeriod: duration.optional(),
-  limits: z.record(z.string(), quantity).optional(),
+  limits: z.record(limitName, nonNegativeQuantity).optional(),
   weight: z.number().int().min(1, { error: 'must be an integer from 1 to 100' }).max(100, { error: 'must be an integer from 1 to 100' }).optional(),
   /** Static NodePool (fixed node count); incompatible with weight and with limits other than nodes. */
   replicas: z.number().int().min(0).optional(),
   disruption: disruptionSchema.optional(),
 }).superRefine((p, ctx) => {
+  for (const d of duplicateTaints(p.taints ?? [], p.startupTaints ?? [])) {
+    const t = (d.field === 'taints' ? p.taints : p.startupTaints)![d.index]!;
+    ctx.addIssue({
+      code: 'custom',
+      path: [d.field, d.index],
+      message: `must not repeat the key and effect of ${d.first} (${t.key}:${t.effect}): Karpenter refuses duplicate taint key/effect pairs across taints and startupTaints`,
+      input: t,
+    });
+  }
+  const resolved = resolveNodePool(p);
+  for (const e of emptyIntersections(resolved.requirements ?? [], p.labels)) {
+    const own = (p.requirements ?? []).map((r) => r.key).lastIndexOf(e.key);
+    ctx.addIssue({
+      code: 'custom',
+      path: own >= 0 ? ['requirements', own] : ['labels', e.key],
+      message: `must leave at least one value for ${e.key}: ${e.entries.join(' and ')} admit none (Karpenter intersects them), so the NodePool can never launch a node`,
+      input: undefined,
+    });
+  }
   if (p.replicas !== undefined && p.weight !== undefined) {
     ctx.addIssue({ code: 'custom', path: ['weight'], message: 'must not be set on a static NodePool (replicas is set)', input: p.weight });
   }
@@ -241,6 +253,12 @@ export const nodePoolSchema = strict({
 export type NodePoolConfig = z.infer<typeof nodePoolSchema>;
 
 // ---------------------------------------------------------------- EC2NodeClass
+
+/** An IPv4 (leading zeros allowed, as Go's ParseIPSloppy allows them) or IPv6 address. */
+function isIpAddress(text: string): boolean {
+  if (/^([0-9]{1,3})(\.[0-9]{1,3}){3}$/.test(text)) return text.split('.').every((o) => Number(o) <= 255);
+  return isIPv6(text);
+}
 
 const tagMap = z.record(z.string(), z.string());
 const selectorTags = tagMap.refine((t) => Object.entries(t).every(([k, v]) => k !== '' && v !== ''), {
@@ -295,7 +313,9 @@ const goDuration = z
   .regex(/^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$/, { error: 'must be a Go duration such as 90s, 1m30s, 1.5m or 500ms' });
 
 const kubeletSchema = strict({
-  clusterDNS: z.array(z.string()).optional(),
+  // The kubelet drops an entry that is not an IP address, with only a log line (kubernetes@v1.36.5
+  // pkg/kubelet/kubelet.go NewMainKubelet, netutils.ParseIPSloppy): pods then get no DNS server.
+  clusterDNS: z.array(z.string().refine(isIpAddress, { error: 'must be an IP address such as 10.100.0.10 or fd00::a' })).optional(),
   maxPods: z.number().int().min(0).optional(),
   podsPerCore: z.number().int().min(0).optional(),
   systemReserved: kubeletResources.optional(),
@@ -322,16 +342,33 @@ const kubeletSchema = strict({
   }
 });
 
+/**
+ * IOPS and throughput (MiB/s) each EBS volume type takes, from the AWS documentation page
+ * "Amazon EBS volume types" (https://docs.aws.amazon.com/ebs/latest/userguide/ebs-volume-types.html,
+ * gp3 raised to 80,000 IOPS and 2,000 MiB/s in 2025; the CRD's description still says
+ * 16,000 and 1,000). EC2 refuses the launch template outside these, so no node launches.
+ * Volume types not listed take neither field.
+ */
+const EBS_RANGES: Readonly<Record<string, { iops?: readonly [number, number]; throughput?: readonly [number, number] }>> = {
+  gp3: { iops: [3000, 80000], throughput: [125, 2000] },
+  io1: { iops: [100, 64000] },
+  io2: { iops: [100, 256000] },
+  gp2: {},
+  st1: {},
+  sc1: {},
+  standard: {},
+};
+
 const blockDeviceMappingSchema = strict({
   deviceName: z.string().optional(),
   rootVolume: z.boolean().optional(),
   ebs: strict({
     deleteOnTermination: z.boolean().optional(),
     encrypted: z.boolean().optional(),
-    iops: z.number().int().optional(),
+    iops: z.number().int().min(0).optional(),
     kmsKeyID: z.string().optional(),
     snapshotID: z.string().optional(),
-    throughput: z.number().int().optional(),
+    throughput: z.number().int().min(0).optional(),
     volumeInitializationRate: z.number().int().min(100).max(300).optional(),
     volumeSize: z
       .string()
@@ -340,6 +377,19 @@ const blockDeviceMappingSchema = strict({
     volumeType: enumOf(Ec2NodeClassSpecBlockDeviceMappingsEbsVolumeType).optional(),
   })
     .refine((e) => e.snapshotID !== undefined || e.volumeSize !== undefined, { error: 'must set snapshotID or volumeSize' })
+    .superRefine((e, ctx) => {
+      for (const field of ['iops', 'throughput'] as const) {
+        const value = e[field];
+        if (value === undefined || e.volumeType === undefined) continue;
+        const range = EBS_RANGES[e.volumeType]?.[field];
+        if (!range) {
+          const types = Object.keys(EBS_RANGES).filter((t) => EBS_RANGES[t]![field]);
+          ctx.addIssue({ code: 'custom', path: [field], message: `can only be set for volumeType ${types.join(', ')}, not ${e.volumeType} (AWS EBS volume types)`, input: value });
+        } else if (value < range[0] || value > range[1]) {
+          ctx.addIssue({ code: 'custom', path: [field], message: `must be from ${range[0]} to ${range[1]} for volumeType ${e.volumeType} (AWS EBS volume types)`, input: value });
+        }
+      }
+    })
     .optional(),
 });
 
@@ -384,6 +434,13 @@ export const nodeClassSchema = strict({
     .optional(),
   tags: tagMap
     .superRefine((tags, ctx) => {
+      // EC2 tag restrictions (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/Using_Tags.html#tag-restrictions):
+      // Karpenter copies these to instances, volumes and launch templates, and EC2 refuses the launch.
+      for (const [key, value] of Object.entries(tags)) {
+        if ([...key].length > 128) ctx.addIssue({ code: 'custom', path: [key], message: `key must be at most 128 characters (EC2 tag restrictions), has ${[...key].length}`, input: key });
+        if ([...value].length > 256) ctx.addIssue({ code: 'custom', path: [key], message: `must be at most 256 characters (EC2 tag restrictions), has ${[...value].length}`, input: value });
+        if (key.toLowerCase().startsWith('aws:')) ctx.addIssue({ code: 'custom', path: [key], message: 'key must not start with "aws:", which AWS reserves (EC2 tag restrictions)', input: key });
+      }
       for (const key of Object.keys(tags)) {
         if (key === '' || key === 'eks:eks-cluster-name' || key.startsWith('kubernetes.io/cluster') || ['karpenter.sh/nodepool', 'karpenter.sh/nodeclaim', 'karpenter.k8s.aws/ec2nodeclass'].includes(key)) {
           ctx.addIssue({ code: 'custom', path: [key], message: 'is a tag key Karpenter sets itself and refuses here', input: key });
@@ -414,3 +471,30 @@ export const nodeClassSchema = strict({
   }
 });
 export type NodeClassConfig = z.infer<typeof nodeClassSchema>;
+
+/**
+ * EKS publishes no Amazon Linux 2 AMIs for Kubernetes 1.33 and newer (AWS documentation,
+ * "Amazon EKS AL2 AMI deprecation FAQs",
+ * https://docs.aws.amazon.com/eks/latest/userguide/eks-ami-deprecation-faqs.html): Karpenter
+ * resolves `al2@...` through the SSM parameters of that version, finds none, and the node
+ * class never becomes ready.
+ */
+export const LAST_AL2_KUBERNETES_MINOR = 32;
+
+/** Issues of node classes that depend on the cluster (its Kubernetes version). */
+export function checkNodeClassesForCluster(env: { cluster: { kubernetesVersion: string }; nodeClasses: readonly NodeClassConfig[] }, ctx: z.core.$RefinementCtx<unknown>): void {
+  const minor = Number(env.cluster.kubernetesVersion.split('.')[1]);
+  if (!(minor > LAST_AL2_KUBERNETES_MINOR)) return;
+  env.nodeClasses.forEach((nc, i) => {
+    (nc.amiSelectorTerms ?? []).forEach((term, j) => {
+      if (term.alias?.startsWith('al2@')) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['nodeClasses', i, 'amiSelectorTerms', j, 'alias'],
+          message: `must not be an al2 alias on Kubernetes ${env.cluster.kubernetesVersion}: EKS publishes AL2 AMIs up to 1.${LAST_AL2_KUBERNETES_MINOR} only; use al2023@... or bottlerocket@...`,
+          input: term.alias,
+        });
+      }
+    });
+  });
+}

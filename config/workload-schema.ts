@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { resolveNodePool } from './presets.js';
 import type { NodePoolConfig } from './karpenter-schema.js';
-import { labelKey, nonEmpty, quantity, strict } from './schema-kit.js';
+import { compareQuantities, labelKey, nonEmpty, nonNegativeQuantity, strict } from './schema-kit.js';
 
 /**
  * Workloads of an environment file (`workloads:`): Deployments made to survive Spot
@@ -93,6 +93,7 @@ export interface WorkloadShape {
   readonly drainSeconds?: number;
   readonly terminationGracePeriodSeconds?: number;
   readonly disruptionBudget?: DisruptionBudget;
+  readonly resources?: { readonly requests?: Record<string, string>; readonly limits?: Record<string, string> };
 }
 
 /** One problem, located by a field path relative to the workload; `value` is what was given. */
@@ -123,6 +124,7 @@ export function workloadProblems(w: WorkloadShape): WorkloadProblem[] {
   if (w.port === false && w.readinessProbe === undefined) {
     out.push({ path: ['readinessProbe'], message: 'must be set (or false) when port is false: the default probe targets the port', value: undefined });
   }
+  if (w.resources) out.push(...resourceProblems(w.resources));
   return out;
 }
 
@@ -182,7 +184,42 @@ export const readinessProbeSchema = strict({
 }).refine((p) => [p.httpGet, p.tcpSocket, p.exec].filter((h) => h !== undefined).length === 1, { error: 'must set exactly one of httpGet, tcpSocket or exec' });
 export type ReadinessProbeConfig = z.infer<typeof readinessProbeSchema>;
 
-const resourceList = z.record(z.string().regex(/^[a-z0-9.\-/]+$/, { error: 'must be a resource name such as cpu or memory' }), quantity);
+/**
+ * Container resource names the API server accepts (kubernetes@v1.36.5
+ * pkg/apis/core/validation/validation.go validateContainerResourceName): cpu, memory,
+ * ephemeral-storage, hugepages-<size>, or an extended resource with a domain outside
+ * kubernetes.io (nvidia.com/gpu). `cpus` is refused there, after synth, at sync time.
+ */
+const containerResourceName = z.string().refine(
+  (k) => (k.includes('/') ? labelKey.safeParse(k).success && !/^([^/]*\.)?kubernetes\.io\//.test(k) && !k.startsWith('requests.') : /^(cpu|memory|ephemeral-storage|hugepages-.+)$/.test(k)),
+  { error: 'must be a container resource: cpu, memory, ephemeral-storage, hugepages-<size>, or an extended resource with its domain such as nvidia.com/gpu' },
+);
+const resourceList = z.record(containerResourceName, nonNegativeQuantity);
+
+/** Names the API server lets a request exceed or undercut its limit (helper.IsOvercommitAllowed): the native ones. */
+const OVERCOMMIT = /^(cpu|memory|ephemeral-storage)$/;
+
+/**
+ * Requests against limits, as the API server checks them (validation.go
+ * validateResourceRequirements): a request above its limit is refused; an extended
+ * resource (nvidia.com/gpu, hugepages) must have a limit, equal to any request.
+ */
+export function resourceProblems(resources: { requests?: Record<string, string>; limits?: Record<string, string> }): WorkloadProblem[] {
+  const out: WorkloadProblem[] = [];
+  const limits = resources.limits ?? {};
+  for (const [name, request] of Object.entries(resources.requests ?? {})) {
+    const limit = limits[name];
+    const path = ['resources', 'requests', name];
+    if (limit === undefined) {
+      if (!OVERCOMMIT.test(name)) out.push({ path, message: `needs a limit too (resources.limits["${name}"], equal to the request): ${name} cannot be overcommitted`, value: request });
+    } else if (!OVERCOMMIT.test(name) && compareQuantities(request, limit) !== 0) {
+      out.push({ path, message: `must equal its limit ${limit}: ${name} cannot be overcommitted`, value: request });
+    } else if (compareQuantities(request, limit) > 0) {
+      out.push({ path, message: `must be at most its limit ${limit}`, value: request });
+    }
+  }
+  return out;
+}
 
 export const workloadSchema = strict({
   /** Deployment, PodDisruptionBudget and container name; also the `app.kubernetes.io/name` label. */
@@ -192,7 +229,12 @@ export const workloadSchema = strict({
   image: nonEmpty('a container image reference'),
   command: z.array(z.string()).optional(),
   args: z.array(z.string()).optional(),
-  env: z.record(z.string().regex(/^[-._a-zA-Z][-._a-zA-Z0-9]*$/, { error: 'must be an environment variable name' }), z.string()).optional(),
+  /**
+   * Names as the 1.36 API server accepts them: any printable ASCII but "=" (kubernetes@v1.36.5
+   * pkg/apis/core/validation/validation.go ValidateEnv with RelaxedEnvironmentVariableValidation,
+   * GA and locked on since 1.34; apimachinery pkg/util/validation IsRelaxedEnvVarName).
+   */
+  env: z.record(z.string().regex(/^[\x20-\x3c\x3e-\x7e]+$/, { error: 'must be an environment variable name: printable ASCII characters other than "="' }), z.string()).optional(),
   /** Container port named `http`, the default readiness probe's target. `false`: no port. Default 8080. */
   port: z.union([port, z.literal(false)], { error: 'must be a port number from 1 to 65535, or false' }).optional(),
   /** Default 2: one replica is an outage on every reclaim. */
@@ -254,6 +296,19 @@ export function checkWorkloads(env: { nodePools: readonly NodePoolConfig[]; work
           code: 'custom',
           path: at('capacityType'),
           message: `must be a capacity type NodePool "${pool.name}" can launch (${allowed.join(', ') || 'none'}), or pods never schedule`,
+          input: w.capacityType,
+        });
+      }
+    }
+    if (!pool && w.nodePool === undefined && w.capacityType !== undefined) {
+      // The pod tolerates no taint (charts/spot-ready-workload.ts), so only untainted pools count.
+      const usable = env.nodePools.filter((p) => untainted(p) && allowedCapacityTypes(p).includes(w.capacityType!));
+      if (usable.length === 0) {
+        const described = env.nodePools.map((p) => `"${p.name}" (${untainted(p) ? allowedCapacityTypes(p).join(', ') || 'none' : 'tainted'})`).join(', ');
+        ctx.addIssue({
+          code: 'custom',
+          path: at('capacityType'),
+          message: `must be a capacity type an untainted NodePool can launch, or pods never schedule; NodePools: ${described}`,
           input: w.capacityType,
         });
       }

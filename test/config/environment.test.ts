@@ -136,15 +136,151 @@ describe('environment files: bad input is named by file, field path, value and w
       (e: any) => e.nodePools[1].requirements.push({ key: 'karpenter.k8s.aws/made-up', operator: 'Exists' }),
       'environments/prod.yaml: nodePools[1].requirements[4].key: label domain "karpenter.k8s.aws" is restricted to its well-known labels (instance-category, instance-family, instance-generation, instance-size, ...), got "karpenter.k8s.aws/made-up"',
     ],
+    // Karpenter's RuntimeValidate (sigs.k8s.io/karpenter@v1.13.0 pkg/apis/v1/nodepool_validation.go):
+    // the CRD accepts these, Karpenter marks the NodePool not ready.
     [
-      'a label in the kubernetes.io domain (Karpenter refuses it at run time, no CRD rule does)',
-      (e: any) => (e.nodePools[1].labels['node-role.kubernetes.io/spot'] = ''),
-      'environments/prod.yaml: nodePools[1].labels["node-role.kubernetes.io/spot"]: key label domain "kubernetes.io" is restricted: Karpenter refuses the NodePool at run time; use a well-known label (topology.kubernetes.io/zone, kubernetes.io/arch, node.kubernetes.io/instance-type, ...), node.kubernetes.io/*, or a domain of your own, got "node-role.kubernetes.io/spot"',
+      'a label name over 63 characters (IsQualifiedName, validateLabels)',
+      (e: any) => (e.nodePools[1].labels[`example.com/${'n'.repeat(64)}`] = 'x'),
+      `environments/prod.yaml: nodePools[1].labels["example.com/${'n'.repeat(64)}"]: key must have a name part (after the "/") of at most 63 characters (Kubernetes' IsQualifiedName, which Karpenter checks at run time); this one has 64, got "example.com/${'n'.repeat(64)}"`,
     ],
     [
-      'a requirement in the k8s.io domain',
-      (e: any) => e.nodePools[1].requirements.push({ key: 'example.k8s.io/tier', operator: 'Exists' }),
-      'environments/prod.yaml: nodePools[1].requirements[4].key: label domain "k8s.io" is restricted: Karpenter refuses the NodePool at run time; use a well-known label (topology.kubernetes.io/zone, kubernetes.io/arch, node.kubernetes.io/instance-type, ...), node.kubernetes.io/*, or a domain of your own, got "example.k8s.io/tier"',
+      'a taint value over 63 characters (IsQualifiedName, validateTaintsField)',
+      (e: any) => (e.nodePools[1].taints[0].value = 'v'.repeat(64)),
+      `environments/prod.yaml: nodePools[1].taints[0].value: must have a name part (after the "/") of at most 63 characters (Kubernetes' IsQualifiedName, which Karpenter checks at run time); this one has 64, got "${'v'.repeat(64)}"`,
+    ],
+    [
+      'a taint key and effect repeated in startupTaints (validateTaintsField)',
+      (e: any) => (e.nodePools[1].startupTaints = [{ key: 'workload-class', effect: 'NoSchedule' }]),
+      'environments/prod.yaml: nodePools[1].startupTaints[0]: must not repeat the key and effect of taints[0] (workload-class:NoSchedule): Karpenter refuses duplicate taint key/effect pairs across taints and startupTaints, got {"key":"workload-class","effect":"NoSchedule"}',
+    ],
+    [
+      'capacity-type In [spott] (validateWellKnownValues)',
+      (e: any) => (e.nodePools[1].requirements[0].values = ['spott']),
+      'environments/prod.yaml: nodePools[1].requirements[0].values: must include one of on-demand, spot, reserved for karpenter.sh/capacity-type (Karpenter refuses the NodePool otherwise), got ["spott"]',
+    ],
+    [
+      'capacity-type minValues above its known values (validateWellKnownValues)',
+      (e: any) => Object.assign(e.nodePools[1].requirements[0], { values: ['spot', 'spott'], minValues: 2 }),
+      'environments/prod.yaml: nodePools[1].requirements[0].values: must include at least minValues (2) of on-demand, spot, reserved for karpenter.sh/capacity-type, has 1, got ["spot","spott"]',
+    ],
+    [
+      'instance-tenancy In [shared] (the AWS provider\'s well-known values)',
+      (e: any) => e.nodePools[1].requirements.push({ key: 'karpenter.k8s.aws/instance-tenancy', operator: 'In', values: ['shared'] }),
+      'environments/prod.yaml: nodePools[1].requirements[4].values: must include one of dedicated, default for karpenter.k8s.aws/instance-tenancy (Karpenter refuses the NodePool otherwise), got ["shared"]',
+    ],
+    [
+      'kubernetes.io/arch In [x86_64] (no AWS instance type carries it)',
+      (e: any) => (e.nodePools[1].requirements[1].values = ['x86_64']),
+      'environments/prod.yaml: nodePools[1].requirements[1].values: must include amd64 or arm64 for kubernetes.io/arch: no AWS instance type carries any other value (x86_64 is EC2\'s name for amd64), got ["x86_64"]',
+    ],
+    [
+      'two requirements on one key with no value in common (Requirement.Intersection)',
+      (e: any) => e.nodePools[1].requirements.push({ key: 'karpenter.k8s.aws/instance-category', operator: 'NotIn', values: ['m', 'r'] }),
+      'environments/prod.yaml: nodePools[1].requirements[4]: must leave at least one value for karpenter.k8s.aws/instance-category: In [m, r] and NotIn [m, r] admit none (Karpenter intersects them), so the NodePool can never launch a node, got {"key":"karpenter.k8s.aws/instance-category","operator":"NotIn","values":["m"...',
+    ],
+    [
+      'numeric bounds that cross (Gte 9, Lte 8)',
+      (e: any) => e.nodePools[1].requirements.push({ key: 'karpenter.k8s.aws/instance-cpu', operator: 'Gte', values: ['9'] }, { key: 'karpenter.k8s.aws/instance-cpu', operator: 'Lte', values: ['8'] }),
+      'environments/prod.yaml: nodePools[1].requirements[5]: must leave at least one value for karpenter.k8s.aws/instance-cpu: Gte [9] and Lte [8] admit none (Karpenter intersects them), so the NodePool can never launch a node, got {"key":"karpenter.k8s.aws/instance-cpu","operator":"Lte","values":["8"]}',
+    ],
+    [
+      'a label that contradicts the preset\'s requirement on its key',
+      (e: any) => (e.nodePools[0].labels = { 'karpenter.sh/capacity-type': 'reserved' }),
+      'environments/prod.yaml: nodePools[0].labels["karpenter.sh/capacity-type"]: must leave at least one value for karpenter.sh/capacity-type: In [spot, on-demand] and label "reserved" admit none (Karpenter intersects them), so the NodePool can never launch a node, got "reserved"',
+    ],
+    [
+      'a misspelt limit (the cap would silently not exist)',
+      (e: any) => (e.nodePools[1].limits = { cpus: '32' }),
+      'environments/prod.yaml: nodePools[1].limits.cpus: key must be a resource name: cpu, memory, ephemeral-storage, pods, nodes, or an extended resource with its domain such as nvidia.com/gpu, got "cpus"',
+    ],
+    [
+      'a negative limit',
+      (e: any) => (e.nodePools[1].limits = { memory: '-1Gi' }),
+      'environments/prod.yaml: nodePools[1].limits.memory: must be a Kubernetes quantity of 0 or more such as "100", 500m or 1000Gi, got "-1Gi"',
+    ],
+    [
+      'expireAfter beyond Go\'s time.ParseDuration range',
+      (e: any) => (e.nodePools[1].expireAfter = '9999999999h'),
+      'environments/prod.yaml: nodePools[1].expireAfter: must be at most 2562047h47m16s (Go\'s time.ParseDuration limit of 2^63-1 ns: Karpenter cannot decode a longer duration), got "9999999999h"',
+    ],
+    [
+      'terminationGracePeriod beyond Go\'s time.ParseDuration range',
+      (e: any) => (e.nodePools[1].terminationGracePeriod = '99999999999999999999s'),
+      'environments/prod.yaml: nodePools[1].terminationGracePeriod: must be at most 2562047h47m16s (Go\'s time.ParseDuration limit of 2^63-1 ns: Karpenter cannot decode a longer duration), got "99999999999999999999s"',
+    ],
+    [
+      'a budget duration one second beyond Go\'s range',
+      (e: any) => (e.nodePools[1].disruption.budgets[1].duration = '2562047h48m'),
+      'environments/prod.yaml: nodePools[1].disruption.budgets[1].duration: must be at most 2562047h47m16s (Go\'s time.ParseDuration limit of 2^63-1 ns: Karpenter cannot decode a longer duration), got "2562047h48m"',
+    ],
+    // AWS limits EC2 and EKS apply when Karpenter launches (sources in config/karpenter-schema.ts).
+    [
+      'gp3 iops above the volume type\'s range (AWS EBS volume types)',
+      (e: any) => Object.assign(e.nodeClasses[0].blockDeviceMappings[0].ebs, { iops: 80001 }),
+      'environments/prod.yaml: nodeClasses[0].blockDeviceMappings[0].ebs.iops: must be from 3000 to 80000 for volumeType gp3 (AWS EBS volume types), got 80001',
+    ],
+    [
+      'gp3 throughput below the range',
+      (e: any) => Object.assign(e.nodeClasses[0].blockDeviceMappings[0].ebs, { throughput: 124 }),
+      'environments/prod.yaml: nodeClasses[0].blockDeviceMappings[0].ebs.throughput: must be from 125 to 2000 for volumeType gp3 (AWS EBS volume types), got 124',
+    ],
+    [
+      'io1 iops above 64000',
+      (e: any) => Object.assign(e.nodeClasses[0].blockDeviceMappings[0].ebs, { volumeType: 'io1', iops: 64001 }),
+      'environments/prod.yaml: nodeClasses[0].blockDeviceMappings[0].ebs.iops: must be from 100 to 64000 for volumeType io1 (AWS EBS volume types), got 64001',
+    ],
+    [
+      'throughput on an io2 volume',
+      (e: any) => Object.assign(e.nodeClasses[0].blockDeviceMappings[0].ebs, { volumeType: 'io2', iops: 1000, throughput: 500 }),
+      'environments/prod.yaml: nodeClasses[0].blockDeviceMappings[0].ebs.throughput: can only be set for volumeType gp3, not io2 (AWS EBS volume types), got 500',
+    ],
+    [
+      'iops on a gp2 volume',
+      (e: any) => Object.assign(e.nodeClasses[0].blockDeviceMappings[0].ebs, { volumeType: 'gp2', iops: 3000 }),
+      'environments/prod.yaml: nodeClasses[0].blockDeviceMappings[0].ebs.iops: can only be set for volumeType gp3, io1, io2, not gp2 (AWS EBS volume types), got 3000',
+    ],
+    [
+      'a clusterDNS entry that is not an IP address (the kubelet drops it)',
+      (e: any) => (e.nodeClasses[0].kubelet = { clusterDNS: ['10.100.0.10', 'kube-dns.kube-system'] }),
+      'environments/prod.yaml: nodeClasses[0].kubelet.clusterDNS[1]: must be an IP address such as 10.100.0.10 or fd00::a, got "kube-dns.kube-system"',
+    ],
+    [
+      'an EC2 tag key over 128 characters',
+      (e: any) => (e.nodeClasses[0].tags = { ['k'.repeat(129)]: 'v' }),
+      `environments/prod.yaml: nodeClasses[0].tags.${'k'.repeat(129)}: key must be at most 128 characters (EC2 tag restrictions), has 129, got "v"`,
+    ],
+    [
+      'an EC2 tag value over 256 characters',
+      (e: any) => (e.nodeClasses[0].tags = { team: 'v'.repeat(257) }),
+      `environments/prod.yaml: nodeClasses[0].tags.team: must be at most 256 characters (EC2 tag restrictions), has 257, got "${'v'.repeat(76)}...`,
+    ],
+    [
+      'an EC2 tag key in the reserved aws: prefix',
+      (e: any) => (e.nodeClasses[0].tags = { 'aws:team': 'a' }),
+      'environments/prod.yaml: nodeClasses[0].tags["aws:team"]: key must not start with "aws:", which AWS reserves (EC2 tag restrictions), got "a"',
+    ],
+    [
+      'an al2 alias on Kubernetes 1.33 (EKS publishes no AL2 AMIs there)',
+      (e: any) => {
+        e.cluster.kubernetesVersion = '1.33';
+        e.nodeClasses[0].amiSelectorTerms = [{ alias: 'al2@v20250505' }];
+      },
+      'environments/prod.yaml: nodeClasses[0].amiSelectorTerms[0].alias: must not be an al2 alias on Kubernetes 1.33: EKS publishes AL2 AMIs up to 1.32 only; use al2023@... or bottlerocket@..., got "al2@v20250505"',
+    ],
+    [
+      'a leftover ${...} placeholder in a selector',
+      (e: any) => (e.nodeClasses[0].subnetSelectorTerms = [{ tags: { 'karpenter.sh/discovery': '${CLUSTER_NAME}' } }]),
+      'environments/prod.yaml: nodeClasses[0].subnetSelectorTerms[0].tags["karpenter.sh/discovery"]: must not contain the placeholder "${CLUSTER_NAME}": environment files are not templated, so it would reach the cluster as written; write the value itself, got "${CLUSTER_NAME}"',
+    ],
+    [
+      'a leftover ${...} placeholder in role (an error, like every other field)',
+      (e: any) => (e.nodeClasses[0].role = 'KarpenterNodeRole-${CLUSTER}'),
+      'environments/prod.yaml: nodeClasses[0].role: must not contain the placeholder "${CLUSTER}": environment files are not templated, so it would reach the cluster as written; write the value itself, got "KarpenterNodeRole-${CLUSTER}"',
+    ],
+    [
+      'a leftover ${...} placeholder in a tag key',
+      (e: any) => (e.nodeClasses[0].tags = { '${TAG}': 'a' }),
+      'environments/prod.yaml: nodeClasses[0].tags["${TAG}"]: key must not contain the placeholder "${TAG}": environment files are not templated; write the value itself, got "a"',
     ],
     [
       'role and instanceProfile together',
@@ -162,15 +298,58 @@ describe('environment files: bad input is named by file, field path, value and w
     expect(parseEnvironment(FILE, stringify(env)).config.nodePools[1]!.requirements!.filter((r) => r.key === 'karpenter.k8s.aws/instance-cpu')).toHaveLength(2);
   });
 
-  it('well-known labels and the exception domains stay allowed', () => {
+  it('labels and requirements in the kubernetes.io and k8s.io domains are allowed, as Karpenter v1.13 allows them', () => {
+    // Karpenter restricts only karpenter.sh, karpenter.k8s.aws and kubernetes.io/hostname
+    // (pkg/apis/v1/labels.go IsRestrictedLabel); the AWS provider keeps kubernetes.io/k8s.io
+    // labels off the kubelet's --node-labels only (RejectForbiddenLabels), the controller sets them.
     const env = prod();
+    env.nodePools[1].labels['node-role.kubernetes.io/spot'] = '';
+    env.nodePools[1].labels['example.k8s.io/tier'] = 'gold';
+    env.nodePools[1].labels['node.kubernetes.io/lifecycle'] = 'karpenter';
+    env.nodePools[1].labels['node-restriction.kubernetes.io/team'] = 'a';
+    env.nodePools[1].labels['example.com/team'] = 'platform';
     env.nodePools[1].requirements.push({ key: 'topology.kubernetes.io/zone', operator: 'In', values: ['us-east-1a'] });
     env.nodePools[1].requirements.push({ key: 'node.kubernetes.io/instance-type', operator: 'NotIn', values: ['m5.large'] });
-    env.nodePools[1].labels['node.kubernetes.io/lifecycle'] = 'karpenter';
-    env.nodePools[1].labels['example.com/team'] = 'platform';
-    // Deprecated keys Karpenter normalizes in requirements (not in labels).
+    env.nodePools[1].requirements.push({ key: 'example.k8s.io/tier', operator: 'Exists' });
     env.nodePools[1].requirements.push({ key: 'beta.kubernetes.io/arch', operator: 'In', values: ['amd64'] });
     env.nodeClasses[0].kubelet = { evictionSoft: { 'memory.available': '5%' }, evictionSoftGracePeriod: { 'memory.available': '1.5m' } };
+    const pool = parseEnvironment(FILE, stringify(env)).config.nodePools[1]!;
+    expect(pool.labels).toMatchObject({ 'node-role.kubernetes.io/spot': '', 'example.k8s.io/tier': 'gold' });
+  });
+
+  it('values at the edge of each Karpenter runtime rule are allowed', () => {
+    const env = prod();
+    const pool = env.nodePools[1];
+    // A 253-character prefix and a 63-character name: 317 characters, the longest qualified name.
+    pool.labels[`${'d'.repeat(63)}.${'e'.repeat(63)}.${'f'.repeat(63)}.${'g'.repeat(61)}/${'n'.repeat(63)}`] = 'v'.repeat(63);
+    pool.requirements.push({ key: `${'d'.repeat(63)}.${'e'.repeat(63)}.${'f'.repeat(63)}.${'g'.repeat(60)}/${'n'.repeat(63)}`, operator: 'Exists' });
+    pool.taints[0].value = `example.com/${'v'.repeat(63)}`;
+    // Same key, other effect: not a duplicate.
+    pool.startupTaints = [{ key: 'workload-class', effect: 'NoExecute' }];
+    pool.requirements[0] = { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand', 'spott'], minValues: 1 };
+    pool.requirements.push({ key: 'karpenter.k8s.aws/instance-cpu', operator: 'Gte', values: ['8'] }, { key: 'karpenter.k8s.aws/instance-cpu', operator: 'Lte', values: ['8'] });
+    pool.limits = { cpu: '0', memory: '0Gi', nodes: '10', 'nvidia.com/gpu': '4', 'example.com/widget': '1' };
+    pool.expireAfter = '2562047h47m16s';
+    pool.terminationGracePeriod = '9223372036s';
+    pool.disruption.budgets[1].duration = '2562047h47m';
+    expect(() => parseEnvironment(FILE, stringify(env))).not.toThrow();
+  });
+
+  it('values at the edge of each AWS rule, and ${...} in free-text fields, are allowed', () => {
+    const env = prod();
+    const nc = env.nodeClasses[0];
+    nc.blockDeviceMappings = [
+      { deviceName: '/dev/xvda', rootVolume: true, ebs: { volumeSize: '100Gi', volumeType: 'gp3', iops: 80000, throughput: 2000 } },
+      { deviceName: '/dev/xvdb', ebs: { volumeSize: '100Gi', volumeType: 'gp3', iops: 3000, throughput: 125 } },
+      { deviceName: '/dev/xvdc', ebs: { volumeSize: '100Gi', volumeType: 'io2', iops: 256000 } },
+      { deviceName: '/dev/xvdd', ebs: { volumeSize: '100Gi', volumeType: 'io1', iops: 100 } },
+    ];
+    nc.kubelet = { clusterDNS: ['10.100.0.10', '169.254.20.10', 'fd00:10:96::a', '010.000.000.010'] };
+    nc.tags = { ['k'.repeat(128)]: 'v'.repeat(256), 'team:aws': 'x' };
+    nc.userData = '#!/bin/bash\necho "${HOSTNAME}"\n';
+    env.nodePools[1].annotations = { 'example.com/note': 'uses ${VAR} literally' };
+    env.cluster.kubernetesVersion = '1.32';
+    nc.amiSelectorTerms = [{ alias: 'al2@v20250505' }];
     expect(() => parseEnvironment(FILE, stringify(env))).not.toThrow();
   });
 

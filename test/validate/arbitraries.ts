@@ -49,10 +49,16 @@ const REQUIREMENT_KEYS = [
   'example.com/team',
 ];
 
+/** Keys whose In values Karpenter checks (config/karpenter-runtime.ts): draw from the values it knows. */
+const KNOWN_VALUES: Record<string, fc.Arbitrary<string>> = {
+  'karpenter.sh/capacity-type': fc.constantFrom('spot', 'on-demand', 'reserved'),
+  'kubernetes.io/arch': fc.constantFrom('amd64', 'arm64'),
+};
+
 const requirement = fc.constantFrom(...REQUIREMENT_KEYS).chain((key) =>
   fc.oneof(
     fc
-      .record({ operator: fc.constantFrom('In', 'NotIn'), values: fc.uniqueArray(labelValue, { minLength: 1, maxLength: 5 }) })
+      .record({ operator: fc.constantFrom('In', 'NotIn'), values: fc.uniqueArray(KNOWN_VALUES[key] ?? labelValue, { minLength: 1, maxLength: 5 }) })
       .chain((r) => fc.record({ minValues: fc.option(fc.integer({ min: 1, max: r.values.length }), { nil: undefined }) }).map((m) => ({ key, ...r, ...(r.operator === 'In' ? m : {}) }))),
     fc.record({ operator: fc.constantFrom('Exists', 'DoesNotExist') }).map((r) => ({ key, ...r })),
     fc.record({ operator: fc.constantFrom('Gt', 'Lt', 'Gte', 'Lte'), values: fc.nat({ max: 1000 }).map((n) => [String(n)]) }).map((r) => ({ key, ...r })),
@@ -77,16 +83,18 @@ const disruption = fc.record(
   { requiredKeys: [] },
 );
 
-const taint = fc.record(
-  { key: fc.constantFrom('example.com/dedicated', 'workload-class', 'nvidia.com/gpu'), value: labelValue, effect: fc.constantFrom('NoSchedule', 'PreferNoSchedule', 'NoExecute') },
-  { requiredKeys: ['key', 'effect'] },
-);
+const taint = (keys: string[]) =>
+  fc.record({ key: fc.constantFrom(...keys), value: labelValue, effect: fc.constantFrom('NoSchedule', 'PreferNoSchedule', 'NoExecute') }, { requiredKeys: ['key', 'effect'] });
+/** Karpenter refuses a key+effect pair twice across taints and startupTaints: draw them unique. */
+const byKeyAndEffect = (t: { key: string; effect: string }) => `${t.key}:${t.effect}`;
 
 const poolCommon = {
   requirements: fc.uniqueArray(requirement, { selector: (r) => r.key, maxLength: 4 }),
-  labels: fc.dictionary(fc.constantFrom('example.com/team', 'workload-class', 'karpenter.k8s.aws/instance-family', 'karpenter.sh/capacity-type'), labelValue, { maxKeys: 3 }),
-  taints: fc.array(taint, { maxLength: 2 }),
-  startupTaints: fc.array(taint, { maxLength: 1 }),
+  // Keys no requirement or preset constrains: a label is also a requirement In [value], and
+  // one that contradicts the pool's requirement on its key is refused (empty intersection).
+  labels: fc.dictionary(fc.constantFrom('example.com/owner', 'workload-class', 'node-role.kubernetes.io/spot', 'karpenter.k8s.aws/instance-hypervisor'), labelValue, { maxKeys: 3 }),
+  taints: fc.uniqueArray(taint(['example.com/dedicated', 'workload-class', 'nvidia.com/gpu']), { selector: byKeyAndEffect, maxLength: 2 }),
+  startupTaints: fc.array(taint(['example.com/not-ready', 'node.cilium.io/agent-not-ready']), { maxLength: 1 }),
   expireAfter: fc.constantFrom('720h', '168h', 'Never', '1h30m'),
   terminationGracePeriod: fc.constantFrom('48h', '30m'),
   disruption,
@@ -206,6 +214,19 @@ export const FORBIDDEN_MUTATIONS: ReadonlyArray<readonly [string, (env: Env, i: 
     c.amiSelectorTerms = [{ id: 'ami-0123456789abcdef0' }];
   }],
   ['alias with an amiFamily of another family', (e, i) => Object.assign(cls(e, i), { amiSelectorTerms: [{ alias: 'bottlerocket@latest' }], amiFamily: 'AL2023' })],
+  ['taint key and effect repeated in startupTaints', (e, i) => {
+    const p = pool(e, i);
+    p.taints = [{ key: 'example.com/dup', effect: 'NoSchedule' }];
+    p.startupTaints = [{ key: 'example.com/dup', value: 'x', effect: 'NoSchedule' }];
+  }],
+  ['capacity type no instance offers', (e, i) => (pool(e, i).requirements = [...list(pool(e, i).requirements).filter((r) => (r as { key: string }).key !== 'karpenter.sh/capacity-type'), { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['spott'] }])],
+  ['requirements on one key with nothing in common', (e, i) => (pool(e, i).requirements = [...list(pool(e, i).requirements).filter((r) => (r as { key: string }).key !== 'example.com/x'), { key: 'example.com/x', operator: 'In', values: ['a'] }, { key: 'example.com/x', operator: 'NotIn', values: ['a'] }])],
+  ['misspelt limit', (e, i) => {
+    const p = pool(e, i);
+    if (p.replicas !== undefined) p.limits = { nodez: '5' };
+    else p.limits = { cpus: '10' };
+  }],
+  ['expireAfter beyond Go\'s duration range', (e, i) => (pool(e, i).expireAfter = '2562048h')],
   ['two root volumes', (e, i) => (cls(e, i).blockDeviceMappings = [1, 2].map((n) => ({ deviceName: `/dev/xvd${n}`, rootVolume: true, ebs: { volumeSize: '20Gi' } })))],
 ];
 

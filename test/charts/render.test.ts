@@ -1,0 +1,87 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseAllDocuments, parse, visit, type Scalar } from 'yaml';
+import { plainScalarIsAmbiguous, renderFiles, toYaml } from '../../charts/render.js';
+import { synthesizeInput } from '../validate/arbitraries.js';
+import { REPO, snapshotTree } from '../support/repo.js';
+
+/**
+ * Strings YAML readers disagree on. kubectl, Argo CD and the API server read YAML with
+ * go-yaml v2 (YAML 1.1 plus Go's integer syntax); editors and JavaScript tools with 1.2.
+ */
+const AMBIGUOUS = ['0o17', '0o10', 'yes', 'no', 'on', 'off', 'y', 'n', 'Y', 'NO', 'true', 'null', '~', '1_000', '0x1F', '0b101', '017', '08', '.inf', '-.inf', '.nan', '1:20', '1e3', '+1', '.5', '1.0', '2026-11-30'];
+
+/** Every plain (unquoted) scalar of a YAML text, with the value each reader gives it. */
+function plainScalars(text: string): Array<{ source: string; v11: unknown; v12: unknown }> {
+  const out: Array<{ source: string; v11: unknown; v12: unknown }> = [];
+  for (const doc of parseAllDocuments(text, { version: '1.1', keepSourceTokens: true })) {
+    visit(doc, {
+      Scalar(_k, node: Scalar) {
+        if (node.type !== 'PLAIN' || node.source === undefined) return;
+        out.push({ source: node.source, v11: node.value, v12: parse(node.source, { version: '1.2' }) });
+      },
+    });
+  }
+  return out;
+}
+
+/** Plain scalars that are strings to one reader and something else to another. */
+function misread(text: string): string[] {
+  return plainScalars(text)
+    .filter(({ source, v11, v12 }) => (typeof v11 === 'string' || typeof v12 === 'string') && (v11 !== v12 || plainScalarIsAmbiguous(source)))
+    .map(({ source, v11, v12 }) => `${source} (YAML 1.1: ${JSON.stringify(v11)}, YAML 1.2: ${JSON.stringify(v12)})`);
+}
+
+/** Every generated YAML file Argo CD would apply, as repository-relative path -> text. */
+function generatedFiles(): Array<[string, string]> {
+  return ['dist', 'argocd'].flatMap((dir) =>
+    Object.entries(snapshotTree(join(REPO, dir)))
+      .filter(([name]) => name.endsWith('.yaml'))
+      .map(([name, text]): [string, string] => [`${dir}/${name}`, text]),
+  );
+}
+
+describe('toYaml: strings stay strings for every YAML reader', () => {
+  it.each(AMBIGUOUS)('GIVEN the string %j as a value and as a key WHEN rendered THEN YAML 1.1 and 1.2 both read the same string back', (s) => {
+    const object = { metadata: { labels: { [s]: s } }, values: [s] };
+    const text = toYaml(object);
+    expect(parse(text, { version: '1.1' })).toEqual(object);
+    expect(parse(text, { version: '1.2' })).toEqual(object);
+    expect(misread(text)).toEqual([]);
+    expect(text).toContain(`"${s}": "${s}"`);
+  });
+
+  it('GIVEN plain words, numbers, booleans and multi-line text THEN they are written as before: unquoted, typed, block scalars', () => {
+    const text = toYaml({ name: 'default', replicas: 2, enabled: true, cpu: '500m', text: 'line one\nline two\n' });
+    expect(text).toBe('name: default\nreplicas: 2\nenabled: true\ncpu: 500m\ntext: |\n  line one\n  line two\n');
+  });
+
+  it('GIVEN an environment with labels "0o17" and requirement values ["0o10", "yes"] WHEN synthesized and rendered THEN the NodePool file reads back as strings in YAML 1.1', () => {
+    const objects = synthesizeInput({
+      cluster: { name: 'karpenter-prop', region: 'us-east-1', kubernetesVersion: '1.36', vpcId: 'vpc-0123456789abcdef0', privateSubnetIds: ['subnet-0123456789abcdef0', 'subnet-0123456789abcdef1'] },
+      nodeClasses: [{ name: 'default' }],
+      nodePools: [{ name: 'default', labels: { team: '0o17', tier: 'on' }, requirements: [{ key: 'example.com/zone', operator: 'In', values: ['0o10', 'yes', '1_000'] }] }],
+    });
+    const file = renderFiles(objects, 'dist/prop').get('NodePool.default.k8s.yaml')!;
+    const pool = parse(file, { version: '1.1' });
+    expect(pool.spec.template.metadata.labels).toMatchObject({ team: '0o17', tier: 'on' });
+    expect(pool.spec.template.spec.requirements).toContainEqual({ key: 'example.com/zone', operator: 'In', values: ['0o10', 'yes', '1_000'] });
+    expect(misread(file)).toEqual([]);
+  });
+
+  it('the check itself catches an unquoted ambiguous string', () => {
+    expect(misread('team: 0o17\nflag: on\nsize: 1_000\nhex: 0x1F\nname: default\nreplicas: 2\n')).toEqual([
+      '0o17 (YAML 1.1: "0o17", YAML 1.2: 15)',
+      'on (YAML 1.1: true, YAML 1.2: "on")',
+      '1_000 (YAML 1.1: 1000, YAML 1.2: "1_000")',
+    ]);
+  });
+});
+
+describe('committed output: every plain scalar in dist/ and argocd/ means the same to YAML 1.1, YAML 1.2 and go-yaml', () => {
+  const files = generatedFiles();
+  it('there is output to check', () => expect(files.length).toBeGreaterThan(20));
+  it.each(files)('%s', (_name, text) => {
+    expect(misread(text)).toEqual([]);
+  });
+});
