@@ -7,6 +7,7 @@ import { KarpenterNodeClass } from './ec2-node-class.js';
 import { Inflate } from './inflate.js';
 import { loosestLevel, podSecurityLabels } from '../config/pod-security.js';
 import { commonLabels, SYNC_WAVE, syncWave } from './metadata.js';
+import { KarpenterNodeOverlay } from './node-overlay.js';
 import { KarpenterNodePool } from './node-pool.js';
 import { SpotReadyWorkload, toProbe } from './spot-ready-workload.js';
 
@@ -32,6 +33,9 @@ export class EnvironmentChart extends Chart {
     }
     for (const pool of config.nodePools) {
       new KarpenterNodePool(this, `NodePool-${pool.name}`, { config: pool });
+    }
+    for (const overlay of config.nodeOverlays) {
+      new KarpenterNodeOverlay(this, `NodeOverlay-${overlay.name}`, { config: overlay });
     }
     new Inflate(this, 'Inflate');
     // Namespaces the cluster does not have from the start; Argo CD applies Namespaces first within a wave.

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { DEFAULT_AMI_ALIAS } from './defaults.js';
 import { ConfigError, describeValue } from './errors.js';
 import { parseYamlInput, readInputText } from './yaml-input.js';
-import { nodeClassSchema, nodePoolSchema } from './karpenter-schema.js';
+import { nodeClassSchema, nodeOverlaySchema, nodePoolSchema, nodeTemplateMetadataWarnings } from './karpenter-schema.js';
 import { objectName, quantity, strict, uniqueNames } from './schema-kit.js';
 import { checkWorkloads, workloadWarnings, workloadsSchema } from './workload-schema.js';
 
@@ -61,6 +61,8 @@ export const environmentSchema = strict({
   nodePools: z.array(nodePoolSchema).min(1).superRefine((items, ctx) => uniqueNames(items, ctx, 'node pools')),
   /** Spot-ready Deployments (charts/spot-ready-workload.ts); the inflate test Deployment is always emitted. */
   workloads: workloadsSchema,
+  /** Karpenter NodeOverlays (alpha): price and extended-resource adjustments; their presence turns the feature gate on. */
+  nodeOverlays: z.array(nodeOverlaySchema).default([]).superRefine((items, ctx) => uniqueNames(items, ctx, 'node overlays')),
 }).superRefine((env, ctx) => {
   checkWorkloads(env, ctx);
   const classes = env.nodeClasses.map((c) => c.name);
@@ -120,6 +122,7 @@ function warningsFor(file: string, env: EnvironmentConfig): string[] {
     });
   }
   out.push(...workloadWarnings(file, env));
+  out.push(...nodeTemplateMetadataWarnings(file, env.nodePools));
   return out;
 }
 
