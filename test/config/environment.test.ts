@@ -27,12 +27,12 @@ describe('environment files: bad input is named by file, field path, value and w
     [
       'unknown key at the top level',
       (e: any) => (e.clustr = 1),
-      'environments/prod.yaml: (top level): unknown field "clustr"; allowed: production, cluster, karpenter, nodeClasses, nodePools, workloads',
+      'environments/prod.yaml: (top level): unknown field "clustr"; allowed: production, cluster, karpenter, nodeClasses, nodePools, workloads, nodeOverlays',
     ],
     [
       'unknown key in a node pool',
       (e: any) => (e.nodePools[0].expireAfterr = '1h'),
-      'environments/prod.yaml: nodePools[0]: unknown field "expireAfterr"; allowed: name, preset, nodeClass, requirements, labels, annotations, taints, startupTaints, expireAfter, terminationGracePeriod, limits, weight, replicas, disruption',
+      'environments/prod.yaml: nodePools[0]: unknown field "expireAfterr"; allowed: name, preset, nodeClass, requirements, metadata, labels, annotations, taints, startupTaints, expireAfter, terminationGracePeriod, limits, weight, replicas, disruption',
     ],
     [
       'a cluster name too long for the IAM role and EventBridge rule names made from it',
