@@ -204,7 +204,8 @@ export function mergedSpread(defaults: readonly k8s.TopologySpreadConstraint[], 
 
 /** `env` in Kubernetes' shape, from either form. */
 function envVars(env: SpotReadyWorkloadProps['env']): k8s.EnvVar[] | undefined {
-  if (env === undefined) return undefined;
+  // An empty list is dropped, as the API server drops it: written out, Argo CD would show it as drift.
+  if (env === undefined || Object.keys(env).length === 0) return undefined;
   if (!Array.isArray(env)) return Object.entries(env).map(([name, value]) => ({ name, value }));
   return (env as readonly EnvVarConfig[]).map((e) => {
     const divisor = e.valueFrom?.resourceFieldRef?.divisor;

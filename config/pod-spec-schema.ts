@@ -149,8 +149,18 @@ export const envVarSchema = strict({
 }).refine((e) => e.value === undefined || e.valueFrom === undefined, { error: 'must not set both value and valueFrom' });
 export type EnvVarConfig = z.infer<typeof envVarSchema>;
 
+/** The API server warns that a repeated name "hides previous definition": the first value is silently lost. */
+function uniqueEnvNames(list: EnvVarConfig[], ctx: z.core.$RefinementCtx<EnvVarConfig[]>): void {
+  const seen = new Map<string, number>();
+  list.forEach((e, i) => {
+    const first = seen.get(e.name);
+    if (first !== undefined) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `must be unique; "${e.name}" is already set at index ${first}, and only the last one would apply`, input: e.name });
+    else seen.set(e.name, i);
+  });
+}
+
 /** `env` as Kubernetes' list, or (shorter, and what this file took first) a map of names to values. */
-export const envSchema = z.union([z.record(envName, z.string()), z.array(envVarSchema)], {
+export const envSchema = z.union([z.record(envName, z.string()), z.array(envVarSchema).superRefine(uniqueEnvNames)], {
   error: 'must be a map of NAME: value, or a list of {name, value} / {name, valueFrom} as in a pod spec',
 });
 

@@ -212,6 +212,16 @@ describe('bad pod fields', () => {
     expect(errorsFor([{ ...api, affinity: { nodeAfinity: {} } }])).toEqual([`${FILE}: workloads[0].affinity: unknown field "nodeAfinity"; allowed: nodeAffinity, podAffinity, podAntiAffinity`]);
   });
 
+  it('GIVEN an env list naming a variable twice THEN an error at the second (the API server would keep only the last)', () => {
+    expect(errorsFor([{ ...api, env: [{ name: 'A', value: '1' }, { name: 'A', value: '2' }] }])).toEqual([
+      `${FILE}: workloads[0].env[1].name: must be unique; "A" is already set at index 0, and only the last one would apply, got "A"`,
+    ]);
+  });
+
+  it('GIVEN an empty env list THEN no env is written (the API server drops it; written out it would be drift)', () => {
+    expect(template(synthExamples(examplesText([{ ...api, env: [] }])).objects, 'api').spec.containers[0].env).toBeUndefined();
+  });
+
   it('GIVEN a topology spread with a bad whenUnsatisfiable THEN the allowed values', () => {
     expect(errorsFor([{ ...api, topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'Never' }] }])).toEqual([
       `${FILE}: workloads[0].topologySpreadConstraints[0].whenUnsatisfiable: must be one of "DoNotSchedule", "ScheduleAnyway", got "Never"`,
