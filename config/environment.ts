@@ -5,6 +5,7 @@ import { DEFAULT_AMI_ALIAS } from './defaults.js';
 import { ConfigError, describeValue } from './errors.js';
 import { parseYamlInput, readInputText } from './yaml-input.js';
 import { nodeClassSchema, nodeOverlaySchema, nodePoolSchema, nodeTemplateMetadataWarnings } from './karpenter-schema.js';
+import { nodeOverlayWarnings } from './node-overlay-checks.js';
 import { objectName, quantity, strict, uniqueNames } from './schema-kit.js';
 import { checkWorkloads, workloadWarnings, workloadsSchema } from './workload-schema.js';
 
@@ -123,6 +124,7 @@ function warningsFor(file: string, env: EnvironmentConfig): string[] {
   }
   out.push(...workloadWarnings(file, env));
   out.push(...nodeTemplateMetadataWarnings(file, env.nodePools));
+  out.push(...nodeOverlayWarnings(file, env));
   return out;
 }
 

@@ -20,7 +20,7 @@ const SELECTOR_KEY = 'app.kubernetes.io/name';
  * Labels instance types define, so a pool need not (Karpenter's WellKnownLabels with the
  * AWS provider's additions, karpenter-provider-aws v1.13.1 pkg/apis/v1/labels.go).
  */
-const WELL_KNOWN_LABELS: ReadonlySet<string> = new Set([
+export const WELL_KNOWN_LABELS: ReadonlySet<string> = new Set([
   NODEPOOL_KEY,
   'topology.kubernetes.io/zone',
   'topology.kubernetes.io/region',

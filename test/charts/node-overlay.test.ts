@@ -66,6 +66,21 @@ describe('nodeOverlays in an environment file', () => {
     expect(() => validateManifests([{ dir: 'dist/examples', objects: [bad] as never }])).toThrow("dist/examples/NodeOverlay.bad.k8s.yaml: spec: cannot set both 'price' and 'priceAdjustment'");
   });
 
+  it('GIVEN overlays that fit the pools THEN no warning; one on a key only a pool requirement (not a label) defines, or on a family no pool launches, THEN a warning each', () => {
+    expect(parseEnvironment(FILE, withOverlays([SAVINGS_PLAN, HUGEPAGES])).warnings).toEqual([]);
+    const spread = { name: 'spread', requirements: [{ key: 'capacity-spread', operator: 'In', values: ['1'] }], priceAdjustment: '-10%' };
+    const cpuLabel = { name: 'graviton-label', requirements: [{ key: 'example.com/cpu', operator: 'In', values: ['graviton'] }], priceAdjustment: '-10%' };
+    const onlyGraviton = stringify({ ...parse(withOverlays([spread, cpuLabel])), nodePools: [{ name: 'graviton', labels: { 'example.com/cpu': 'graviton' } }] });
+    expect(parseEnvironment(FILE, onlyGraviton).warnings).toEqual([
+      `${FILE}: nodeOverlays[0] "spread": matches no instance type any NodePool can launch, so it never applies: NodePool "graviton": label "capacity-spread" does not have known values`,
+    ]);
+    const family = { name: 'c7g', requirements: [{ key: 'kubernetes.io/arch', operator: 'In', values: ['arm64'] }], price: '0.01' };
+    const amd64Only = stringify({ ...parse(withOverlays([family])), nodePools: [{ name: 'general', preset: 'spot-with-on-demand-fallback' }] });
+    expect(parseEnvironment(FILE, amd64Only).warnings).toEqual([
+      `${FILE}: nodeOverlays[0] "c7g": matches no instance type any NodePool can launch, so it never applies: NodePool "general": kubernetes.io/arch In [arm64] not in kubernetes.io/arch In [amd64]`,
+    ]);
+  });
+
   it('GIVEN overlays THEN the Helm values turn the nodeOverlay feature gate on; without, the values say nothing about gates', () => {
     const cluster = { clusterName: 'examples', interruptionQueue: 'karpenter-examples' };
     const on = parseEnvironment(FILE, withOverlays([HUGEPAGES])).config;
