@@ -131,12 +131,16 @@ export function podFieldWarnings(pools: readonly NodePoolConfig[], w: WorkloadCo
   });
 }
 
+/** The pools the pods reach that may put them on Spot (their own capacity-type pin considered). */
+export function spotPoolsFor(pools: readonly NodePoolConfig[], w: WorkloadConfig): NodePoolConfig[] {
+  if ((w.capacityType ?? w.nodeSelector?.[CAPACITY_TYPE_KEY] ?? 'spot') !== 'spot') return [];
+  return reachablePools(pools, w).filter((p) => allows(poolRequirements(p).get(CAPACITY_TYPE_KEY)!, 'spot'));
+}
+
 /** The replicas: 1 warning, saying what can actually take the node away given the pools the pods reach. */
 export function replicasOneWarning(pools: readonly NodePoolConfig[], w: WorkloadConfig): string | undefined {
   if ((w.replicas ?? WORKLOAD_DEFAULTS.replicas) !== 1) return undefined;
-  const reached = reachablePools(pools, w);
-  const spot = reached.some((p) => allows(poolRequirements(p).get(CAPACITY_TYPE_KEY)!, 'spot') && (w.capacityType ?? w.nodeSelector?.[CAPACITY_TYPE_KEY] ?? 'spot') === 'spot');
-  return spot
+  return spotPoolsFor(pools, w).length > 0
     ? 'replicas 1: every Spot reclaim, consolidation or drift of its node is an outage; run 2 or more'
     : 'replicas 1: every consolidation, drift or expiry of its node is an outage; run 2 or more';
 }

@@ -4,7 +4,7 @@ import type { NodePoolConfig } from './karpenter-schema.js';
 import { labelKey, labelValue, nonEmpty, quantity, strict } from './schema-kit.js';
 import { affinitySchema, envSchema, podSecurityContextSchema, securityContextSchema, topologySpreadConstraintSchema } from './pod-spec-schema.js';
 import { POD_SECURITY_LEVELS } from './pod-security.js';
-import { checkPodFields, podFieldWarnings, replicasOneWarning } from './workload-pod-checks.js';
+import { checkPodFields, podFieldWarnings, replicasOneWarning, spotPoolsFor } from './workload-pod-checks.js';
 
 /**
  * Workloads of an environment file (`workloads:`): Deployments made to survive Spot
@@ -300,8 +300,8 @@ export function workloadWarnings(file: string, env: { nodePools: readonly NodePo
   const out: string[] = [];
   env.workloads.forEach((w, i) => {
     const where = `${file}: workloads[${i}] "${w.name}"`;
-    const pools = w.nodePool === undefined ? env.nodePools.filter(untainted) : env.nodePools.filter((p) => p.name === w.nodePool);
-    const spotPools = pools.filter((p) => allowedCapacityTypes(p).includes('spot') && (w.capacityType ?? 'spot') === 'spot');
+    // Only the pools its nodeSelector and required affinity let it reach, and only if they can launch Spot.
+    const spotPools = spotPoolsFor(env.nodePools, w);
     const grace = gracePeriodSeconds(w);
     if (spotPools.length > 0 && grace > SPOT_INTERRUPTION_NOTICE_SECONDS) {
       const poolNames = `NodePool${spotPools.length > 1 ? 's' : ''} ${spotPools.map((p) => `"${p.name}"`).join(', ')}`;

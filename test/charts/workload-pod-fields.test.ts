@@ -76,6 +76,16 @@ describe('issue 13 gaps: each config is now accepted, and the pods get exactly t
     ]);
   });
 
+  it('GIVEN a long grace period THEN the Spot-notice warning names only the Spot pools its selectors reach, and none when they reach On-Demand only', () => {
+    // Only "graviton" (On-Demand) carries this label; arm64 alone would also reach the Spot pools, which do not restrict arch.
+    expect(warningsFor([{ ...api, terminationGracePeriodSeconds: 300, nodeSelector: { 'example.com/cpu': 'graviton' } }])).toEqual([]);
+    expect(warningsFor([{ ...api, terminationGracePeriodSeconds: 300, nodeSelector: { 'company.com/team': 'a' } }])).toEqual([
+      `${FILE}: workloads[0] "api": terminationGracePeriodSeconds 300 s (preStop included) is longer than the 120 s Spot interruption notice, and NodePool "teams" can launch Spot: ` +
+        'EC2 reclaims the instance 120 s after the notice whether or not the pod has finished, so the end of its drain never happens; ' +
+        'keep terminationGracePeriodSeconds (default preStopSleepSeconds + drainSeconds + 5) at most 120 s, or set capacityType: on-demand',
+    ]);
+  });
+
   it('GIVEN the workloads\' namespace THEN it is emitted enforcing Pod Security "restricted", pinned to the cluster minor', () => {
     const ns = objects.find((o) => o.kind === 'Namespace' && o.metadata.name === 'examples')!;
     expect(ns.metadata.labels).toMatchObject({
