@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { attachApiServer, dryRunApply, type ApiServerClient } from '../support/apiserver.js';
-import { examplesText, synthExamples, type Obj } from '../fixtures/workload-examples.js';
+import { DOC_WORKLOADS, examplesText, synthExamples, type Obj } from '../fixtures/workload-examples.js';
 import { enforceRestricted } from './pod-security-labels.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'pod-security-test-'));
@@ -90,6 +90,21 @@ describe('Pod Security "restricted" on the real kube-apiserver', () => {
   it.each(objects.filter((o) => o.kind !== 'Namespace').map((o) => [`${o.kind}/${o.metadata.name}`, o] as const))('%s is accepted with no warning', async (_name, obj) => {
     const res = await dryRunApply(server, write(obj));
     expect({ ok: res.ok, stderr: res.stderr.trim(), warnings: res.warnings }).toEqual({ ok: true, stderr: '', warnings: [] });
+  });
+
+  it.each(DOC_WORKLOADS.map((w) => [w.name, w] as const))("Karpenter's %s example: the Deployment the API server would store has the docs' fields", async (name, w) => {
+    const d = deployments.find((o) => o.metadata.name === name)!;
+    const res = await server.kubectl(['apply', '--dry-run=server', '-o', 'json', '-f', write(d)]);
+    expect(res.code).toBe(0);
+    const stored = JSON.parse(res.stdout).spec.template.spec;
+    const own = w as Record<string, any>;
+    if (own.nodeSelector) expect(stored.nodeSelector).toEqual(own.nodeSelector);
+    if (own.affinity?.podAffinity) expect(stored.affinity.podAffinity).toEqual(own.affinity.podAffinity);
+    if (own.affinity?.podAntiAffinity) expect(stored.affinity.podAntiAffinity).toEqual(own.affinity.podAntiAffinity);
+    for (const [i, term] of (own.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? []).entries()) {
+      expect(stored.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[i].matchExpressions).toEqual(expect.arrayContaining(term.matchExpressions));
+    }
+    for (const c of own.topologySpreadConstraints ?? []) expect(stored.topologySpreadConstraints).toContainEqual(expect.objectContaining(c));
   });
 
   it.each(deployments.map((d) => [d.metadata.name, d] as const))('a Pod of %s is admitted where its namespace enforces its level', async (_name, d) => {
