@@ -103,7 +103,7 @@ export class KarpenterNodeClass extends Construct {
       userData: c.userData,
     };
     this.apiObject = new Ec2NodeClass(this, 'Resource', {
-      metadata: { name: c.name, annotations: syncWave(SYNC_WAVE.nodeClass) },
+      metadata: { name: c.name, labels: c.metadata?.labels, annotations: { ...c.metadata?.annotations, ...syncWave(SYNC_WAVE.nodeClass) } },
       spec,
     });
   }

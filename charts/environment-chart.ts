@@ -5,7 +5,9 @@ import type { LoadedEnvironment } from '../config/environment.js';
 import type { InfraOutputs } from '../config/outputs.js';
 import { KarpenterNodeClass } from './ec2-node-class.js';
 import { Inflate } from './inflate.js';
+import { loosestLevel, podSecurityLabels } from '../config/pod-security.js';
 import { commonLabels, SYNC_WAVE, syncWave } from './metadata.js';
+import { KarpenterNodeOverlay } from './node-overlay.js';
 import { KarpenterNodePool } from './node-pool.js';
 import { SpotReadyWorkload, toProbe } from './spot-ready-workload.js';
 
@@ -32,11 +34,18 @@ export class EnvironmentChart extends Chart {
     for (const pool of config.nodePools) {
       new KarpenterNodePool(this, `NodePool-${pool.name}`, { config: pool });
     }
+    for (const overlay of config.nodeOverlays) {
+      new KarpenterNodeOverlay(this, `NodeOverlay-${overlay.name}`, { config: overlay });
+    }
     new Inflate(this, 'Inflate');
     // Namespaces the cluster does not have from the start; Argo CD applies Namespaces first within a wave.
     const namespaces = new Set(config.workloads.map((w) => w.namespace).filter((ns) => ns !== undefined && !BUILT_IN_NAMESPACES.includes(ns)));
     for (const ns of [...namespaces].sort()) {
-      new k8s.KubeNamespace(this, `Namespace-${ns}`, { metadata: { name: ns, annotations: syncWave(SYNC_WAVE.workload) } });
+      // Pod Security Admission: `restricted` unless a workload here says it needs less (podSecurity).
+      const level = loosestLevel(config.workloads.filter((w) => w.namespace === ns).map((w) => w.podSecurity ?? 'restricted'));
+      new k8s.KubeNamespace(this, `Namespace-${ns}`, {
+        metadata: { name: ns, labels: podSecurityLabels(level, config.cluster.kubernetesVersion), annotations: syncWave(SYNC_WAVE.workload) },
+      });
     }
     for (const w of config.workloads) {
       const { nodePool, readinessProbe, ...rest } = w;

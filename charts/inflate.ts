@@ -9,6 +9,12 @@ export const INFLATE = {
   replicas: 0,
   cpuRequest: '1',
   terminationGracePeriodSeconds: 0,
+  /**
+   * The pause image's own user (its Dockerfile says `USER 65535:65535`), said again here so
+   * that runAsNonRoot never depends on how a mirror rebuilt the image: the kubelet refuses
+   * to start a runAsNonRoot container whose image user is root or not numeric.
+   */
+  runAsUser: 65535,
 } as const;
 
 /**
@@ -30,6 +36,7 @@ export class Inflate extends SpotReadyWorkload {
       readinessProbe: false,
       preStopSleepSeconds: 0,
       topologySpread: false,
+      podSecurityContext: { runAsUser: INFLATE.runAsUser, runAsGroup: INFLATE.runAsUser },
     });
   }
 }

@@ -61,7 +61,7 @@ export class KarpenterNodePool extends Construct {
       },
     };
     this.apiObject = new NodePool(this, 'Resource', {
-      metadata: { name: p.name, annotations: syncWave(SYNC_WAVE.nodePool) },
+      metadata: { name: p.name, labels: p.metadata?.labels, annotations: { ...p.metadata?.annotations, ...syncWave(SYNC_WAVE.nodePool) } },
       spec,
     });
   }

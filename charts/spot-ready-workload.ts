@@ -3,6 +3,8 @@ import { Construct } from 'constructs';
 import type { NodePoolConfig } from '../config/karpenter-schema.js';
 import { describeValue } from '../config/errors.js';
 import { gracePeriodSeconds, workloadProblems, WORKLOAD_DEFAULTS, type CapacityType, type DisruptionBudget, type ReadinessProbeConfig } from '../config/workload-schema.js';
+import { containerSecurityContext, podSecurityContext, podSecurityViolations, type PodSecurityLevel } from '../config/pod-security.js';
+import type { EnvVarConfig } from '../config/pod-spec-schema.js';
 import { SYNC_WAVE, syncWave } from './metadata.js';
 
 /** Required node affinity: any node a Karpenter NodePool launched, never the system node group. */
@@ -28,8 +30,11 @@ export interface SpotReadyWorkloadProps {
   readonly command?: readonly string[];
   /** @default the image's arguments */
   readonly args?: readonly string[];
-  /** @default none */
-  readonly env?: Readonly<Record<string, string>>;
+  /**
+   * Kubernetes' `env` list, or a map of names to values.
+   * @default none
+   */
+  readonly env?: Readonly<Record<string, string>> | readonly EnvVarConfig[];
   /**
    * Container port, named `http`; the default readiness probe targets it. `false` for a
    * container that serves nothing (then give a readinessProbe or `false`).
@@ -98,6 +103,48 @@ export interface SpotReadyWorkloadProps {
   readonly capacityType?: CapacityType;
   /** @default none */
   readonly podAnnotations?: Readonly<Record<string, string>>;
+  /**
+   * Extra pod labels. `app.kubernetes.io/name` is the selector: it stays `name`.
+   * @default none
+   */
+  readonly podLabels?: Readonly<Record<string, string>>;
+  /**
+   * Merged with the `karpenter.sh/nodepool` and `karpenter.sh/capacity-type` entries that
+   * `nodePool` and `capacityType` make.
+   * @default none
+   */
+  readonly nodeSelector?: Readonly<Record<string, string>>;
+  /**
+   * As in a pod spec. With no `nodePool`, every required node selector term also gets
+   * `karpenter.sh/nodepool Exists` (terms are ORed: one without it could reach the system node group).
+   * @default with no nodePool, required `karpenter.sh/nodepool Exists`
+   */
+  readonly affinity?: k8s.Affinity;
+  /**
+   * Added after the default spread (see `topologySpread`); one with the same topologyKey as a
+   * default replaces it. A constraint without labelSelector selects this workload's pods.
+   * @default none
+   */
+  readonly topologySpreadConstraints?: readonly k8s.TopologySpreadConstraint[];
+  /** @default none (the cluster's default priority) */
+  readonly priorityClassName?: string;
+  /** @default none (the namespace's `default` ServiceAccount) */
+  readonly serviceAccountName?: string;
+  /**
+   * Pod securityContext, field by field over the defaults.
+   * @default { runAsNonRoot: true, seccompProfile: { type: RuntimeDefault } }
+   */
+  readonly podSecurityContext?: k8s.PodSecurityContext;
+  /**
+   * Container securityContext, field by field over the defaults.
+   * @default { allowPrivilegeEscalation: false, capabilities: { drop: [ALL] } }
+   */
+  readonly securityContext?: k8s.SecurityContext;
+  /**
+   * Pod Security Standard the merged security contexts must meet (checked at synth).
+   * @default "restricted"
+   */
+  readonly podSecurity?: PodSecurityLevel;
 }
 
 const ZONE_KEY = 'topology.kubernetes.io/zone';
@@ -135,6 +182,44 @@ export function toProbe(p: ReadinessProbeConfig): k8s.Probe {
   };
 }
 
+/**
+ * The pod's affinity: the workload's, and with no pool named, `karpenter.sh/nodepool Exists`
+ * in every required term, so that no term reaches the system node group.
+ */
+export function mergedAffinity(own: k8s.Affinity | undefined, karpenterOnly: boolean): k8s.Affinity | undefined {
+  if (!karpenterOnly) return own;
+  const only = KARPENTER_NODES_ONLY.nodeAffinity!.requiredDuringSchedulingIgnoredDuringExecution!.nodeSelectorTerms[0]!.matchExpressions!;
+  const terms = own?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
+  const required = terms
+    ? { nodeSelectorTerms: terms.map((t) => ({ ...t, matchExpressions: [...(t.matchExpressions ?? []), ...only.filter((o) => !(t.matchExpressions ?? []).some((e) => e.key === o.key))] })) }
+    : KARPENTER_NODES_ONLY.nodeAffinity!.requiredDuringSchedulingIgnoredDuringExecution;
+  return { ...own, nodeAffinity: { ...own?.nodeAffinity, requiredDuringSchedulingIgnoredDuringExecution: required } };
+}
+
+/** The default spread, less any topologyKey the workload spreads on itself, then the workload's own. */
+export function mergedSpread(defaults: readonly k8s.TopologySpreadConstraint[], own: readonly k8s.TopologySpreadConstraint[], selector: Record<string, string>): k8s.TopologySpreadConstraint[] {
+  const keys = new Set(own.map((c) => c.topologyKey));
+  return [...defaults.filter((d) => !keys.has(d.topologyKey)), ...own.map((c) => ({ ...c, labelSelector: c.labelSelector ?? { matchLabels: selector } }))];
+}
+
+/** `env` in Kubernetes' shape, from either form. */
+function envVars(env: SpotReadyWorkloadProps['env']): k8s.EnvVar[] | undefined {
+  // An empty list is dropped, as the API server drops it: written out, Argo CD would show it as drift.
+  if (env === undefined || Object.keys(env).length === 0) return undefined;
+  if (!Array.isArray(env)) return Object.entries(env).map(([name, value]) => ({ name, value }));
+  return (env as readonly EnvVarConfig[]).map((e) => {
+    const divisor = e.valueFrom?.resourceFieldRef?.divisor;
+    return {
+      ...e,
+      valueFrom: e.valueFrom && {
+        ...e.valueFrom,
+        resourceFieldRef: e.valueFrom.resourceFieldRef && { ...e.valueFrom.resourceFieldRef, divisor: divisor === undefined ? undefined : k8s.Quantity.fromString(divisor) },
+      },
+    };
+  });
+}
+
+const nonEmpty = <T>(list: T[]) => (list.length > 0 ? list : undefined);
 const intOrString = (v: number | string) => (typeof v === 'number' ? k8s.IntOrString.fromNumber(v) : k8s.IntOrString.fromString(v));
 const quantities = (list?: Readonly<Record<string, string>>) =>
   list && Object.fromEntries(Object.entries(list).map(([k, v]) => [k, k8s.Quantity.fromString(v)]));
@@ -166,16 +251,23 @@ export class SpotReadyWorkload extends Construct {
             failureThreshold: WORKLOAD_DEFAULTS.readinessFailureThreshold,
           });
 
+    const podSecurity = podSecurityContext(props.podSecurityContext);
+    const containerSecurity = containerSecurityContext(props.securityContext);
     this.node.addValidation({
-      validate: () => workloadProblems(props).map((p) => `${p.path.join('.')} ${p.message}, got ${describeValue(p.value)}`),
+      validate: () =>
+        [...workloadProblems(props), ...podSecurityViolations(props.podSecurity ?? 'restricted', podSecurity, containerSecurity)].map(
+          (p) => `${p.path.join('.')} ${p.message}, got ${describeValue(p.value)}`,
+        ),
     });
 
     const selector = { 'app.kubernetes.io/name': props.name };
     const pool = props.nodePool;
     const nodeSelector = {
+      ...props.nodeSelector,
       ...(pool && { 'karpenter.sh/nodepool': pool.name }),
       ...(props.capacityType && { [CAPACITY_TYPE_KEY]: props.capacityType }),
     };
+    const capacityPinned = props.capacityType !== undefined || props.nodeSelector?.[CAPACITY_TYPE_KEY] !== undefined;
     const annotations = { ...props.podAnnotations, ...(props.doNotDisrupt && { [DO_NOT_DISRUPT]: 'true' }) };
     const metadata = { name: props.name, namespace, annotations: syncWave(SYNC_WAVE.workload) };
 
@@ -185,28 +277,31 @@ export class SpotReadyWorkload extends Construct {
         replicas,
         selector: { matchLabels: selector },
         template: {
-          metadata: { labels: selector, annotations: Object.keys(annotations).length > 0 ? annotations : undefined },
+          metadata: { labels: { ...props.podLabels, ...selector }, annotations: Object.keys(annotations).length > 0 ? annotations : undefined },
           spec: {
             terminationGracePeriodSeconds: grace,
             nodeSelector: Object.keys(nodeSelector).length > 0 ? nodeSelector : undefined,
             // With no pool named, still keep off the fixed system node group (it has no taint):
             // only nodes Karpenter launched carry karpenter.sh/nodepool.
-            affinity: pool ? undefined : KARPENTER_NODES_ONLY,
+            affinity: mergedAffinity(props.affinity, pool === undefined),
             // A pool's taints keep other pods off it; pods sent there must tolerate them.
             tolerations: pool?.taints?.map((t) => ({ key: t.key, operator: t.value === undefined ? 'Exists' : 'Equal', value: t.value, effect: t.effect })),
-            topologySpreadConstraints: (props.topologySpread ?? true) ? spreadConstraints(selector, props.capacityType !== undefined) : undefined,
+            topologySpreadConstraints: nonEmpty(mergedSpread((props.topologySpread ?? true) ? spreadConstraints(selector, capacityPinned) : [], props.topologySpreadConstraints ?? [], selector)),
+            priorityClassName: props.priorityClassName,
+            serviceAccountName: props.serviceAccountName,
+            securityContext: podSecurity,
             containers: [
               {
                 name: props.name,
                 image: props.image,
                 command: props.command && [...props.command],
                 args: props.args && [...props.args],
-                env: props.env && Object.entries(props.env).map(([name, value]) => ({ name, value })),
+                env: envVars(props.env),
                 ports: port === false ? undefined : [{ name: 'http', containerPort: port, protocol: 'TCP' }],
                 readinessProbe: readinessProbe === false ? undefined : readinessProbe,
                 lifecycle: preStop > 0 ? { preStop: { sleep: { seconds: preStop } } } : undefined,
                 resources: props.resources && { requests: quantities(props.resources.requests), limits: quantities(props.resources.limits) },
-                securityContext: { allowPrivilegeEscalation: false },
+                securityContext: containerSecurity,
               },
             ],
           },

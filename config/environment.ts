@@ -4,7 +4,8 @@ import { z } from 'zod';
 import { DEFAULT_AMI_ALIAS } from './defaults.js';
 import { ConfigError, describeValue } from './errors.js';
 import { parseYamlInput, readInputText } from './yaml-input.js';
-import { checkNodeClassesForCluster, nodeClassSchema, nodePoolSchema } from './karpenter-schema.js';
+import { checkNodeClassesForCluster, nodeClassSchema, nodeOverlaySchema, nodePoolSchema, nodeTemplateMetadataWarnings } from './karpenter-schema.js';
+import { nodeOverlayWarnings } from './node-overlay-checks.js';
 import { labelKey, labelValue, objectName, placeholderIssues, quantity, strict, uniqueNames } from './schema-kit.js';
 import { checkWorkloads, workloadWarnings, workloadsSchema } from './workload-schema.js';
 
@@ -32,15 +33,8 @@ function noDuplicates(what: string) {
   };
 }
 
-/** Kubernetes' label key rule, lengths included: name part at most 63 characters, DNS prefix at most 253. */
-const systemLabelKey = labelKey.superRefine((key, ctx) => {
-  const slash = key.lastIndexOf('/');
-  if (key.length - slash - 1 > 63) ctx.addIssue({ code: 'custom', message: 'must have a name part (after the last "/") of at most 63 characters', input: key });
-  else if (slash > 253) ctx.addIssue({ code: 'custom', message: 'must have a prefix (before the "/") of at most 253 characters', input: key });
-});
-
 /** System node group labels; at least one, because the Karpenter controller is pinned to the group by them. */
-const systemLabels = z.record(systemLabelKey, labelValue).refine((labels) => Object.keys(labels).length > 0, {
+const systemLabels = z.record(labelKey, labelValue).refine((labels) => Object.keys(labels).length > 0, {
   error: 'must have at least one label: the Karpenter controller is pinned to the system node group by its labels',
 });
 
@@ -128,6 +122,8 @@ export const environmentSchema = strict({
   nodePools: z.array(nodePoolSchema).min(1).superRefine((items, ctx) => uniqueNames(items, ctx, 'node pools')),
   /** Spot-ready Deployments (charts/spot-ready-workload.ts); the inflate test Deployment is always emitted. */
   workloads: workloadsSchema,
+  /** Karpenter NodeOverlays (alpha): price and extended-resource adjustments; their presence turns the feature gate on. */
+  nodeOverlays: z.array(nodeOverlaySchema).default([]).superRefine((items, ctx) => uniqueNames(items, ctx, 'node overlays')),
 }).superRefine((env, ctx) => {
   checkWorkloads(env, ctx);
   checkControllerFits(env, ctx);
@@ -190,6 +186,8 @@ function warningsFor(file: string, env: EnvironmentConfig): string[] {
     });
   }
   out.push(...workloadWarnings(file, env));
+  out.push(...nodeTemplateMetadataWarnings(file, env.nodePools));
+  out.push(...nodeOverlayWarnings(file, env));
   return out;
 }
 

@@ -17,6 +17,7 @@ import {
   Ec2NodeClassSpecMetadataOptionsHttpTokens,
   Ec2NodeClassSpecNetworkInterfacesInterfaceType,
 } from '../imports/ec2nodeclass-karpenter.k8s.aws.js';
+import { NodeOverlaySpecRequirementsOperator } from '../imports/nodeoverlay-karpenter.sh.js';
 import { PRESETS, resolveNodePool } from './presets.js';
 import { DEFAULT_AMI_ALIAS } from './defaults.js';
 import { cronProblem } from './cron.js';
@@ -200,6 +201,8 @@ export const nodePoolSchema = strict({
   nodeClass: poolOrClassName.default('default'),
   /** Merged by key over the preset's requirements: a key the pool sets replaces all the preset's entries for it. Several entries per key intersect (e.g. Gte 2 and Lte 8). */
   requirements: z.array(requirementSchema).max(100).optional(),
+  /** The NodePool object's own labels and annotations (not the nodes'). */
+  metadata: z.lazy(() => objectMetadataSchema).optional(),
   labels: z.record(nodeLabelKey, labelValue).optional(),
   annotations: z.record(labelKey, z.string()).optional(),
   taints: z.array(taintSchema).optional(),
@@ -395,6 +398,8 @@ const blockDeviceMappingSchema = strict({
 
 export const nodeClassSchema = strict({
   name: poolOrClassName,
+  /** The EC2NodeClass object's own labels and annotations. */
+  metadata: z.lazy(() => objectMetadataSchema).optional(),
   /** Defaults to [{alias: al2023@latest}]; production should pin a version. */
   amiSelectorTerms: z.array(amiSelectorTermSchema).min(1).max(30).optional(),
   amiFamily: enumOf(Ec2NodeClassSpecAmiFamily).optional(),
@@ -498,3 +503,112 @@ export function checkNodeClassesForCluster(env: { cluster: { kubernetesVersion: 
     });
   });
 }
+
+// ---------------------------------------------------------------- object metadata (issue 13)
+
+/** Keys the toolchain sets on every object it writes (charts/metadata.ts): an environment may not change them. */
+const MANAGED_LABELS = ['app.kubernetes.io/managed-by', 'karpenter-gitops/environment'];
+const MANAGED_ANNOTATIONS = ['argocd.argoproj.io/sync-wave'];
+
+/**
+ * `metadata:` of the NodePool, EC2NodeClass or NodeOverlay object itself (not of the nodes:
+ * a pool's `labels`/`annotations` are its node template's, and land on every node).
+ */
+export const objectMetadataSchema = strict({
+  labels: z.record(labelKey, labelValue).optional(),
+  annotations: z.record(labelKey, z.string()).optional(),
+}).superRefine((m, ctx) => {
+  for (const [field, managed] of [['labels', MANAGED_LABELS], ['annotations', MANAGED_ANNOTATIONS]] as const) {
+    for (const key of Object.keys(m[field] ?? {}).filter((k) => managed.includes(k))) {
+      ctx.addIssue({ code: 'custom', path: [field, key], message: 'must not be set: the toolchain sets it on every object it writes', input: m[field]![key] });
+    }
+  }
+});
+export type ObjectMetadataConfig = z.infer<typeof objectMetadataSchema>;
+
+/** Annotation names that describe an object rather than configure nodes (kubernetes.io/description and the like). */
+const DESCRIPTIVE_ANNOTATION = /(^|\/)(description|owner|owning-team|cost-?cent(er|re))$/i;
+
+/**
+ * A pool's `annotations:` go to `spec.template.metadata.annotations`, i.e. onto every
+ * node; a description or owner written there was almost certainly meant for the pool.
+ */
+export function nodeTemplateMetadataWarnings(file: string, pools: readonly NodePoolConfig[]): string[] {
+  return pools.flatMap((pool, i) =>
+    Object.keys(pool.annotations ?? {})
+      .filter((key) => DESCRIPTIVE_ANNOTATION.test(key))
+      .map(
+        (key) =>
+          `${file}: nodePools[${i}].annotations["${key}"]: annotations: is the node template's (spec.template.metadata.annotations), so this lands on every node "${pool.name}" launches, not on the NodePool; ` +
+          `to describe the NodePool itself, write it under metadata: {annotations: {${key}: ...}}`,
+      ),
+  );
+}
+
+// ---------------------------------------------------------------- NodeOverlay (issue 13)
+
+/** Label keys a NodeOverlay requirement may use in karpenter.sh and karpenter.k8s.aws (the CRD's CEL rules). */
+const OVERLAY_KARPENTER_KEYS: ReadonlySet<string> = new Set(['karpenter.sh/capacity-type', 'karpenter.sh/nodepool', ...KARPENTER_AWS_WELL_KNOWN_LABELS]);
+const OVERLAY_AWS_EXCLUDED = new Set(['karpenter.k8s.aws/instance-tenancy', 'karpenter.k8s.aws/capacity-reservation-type', 'karpenter.k8s.aws/capacity-reservation-id', 'karpenter.k8s.aws/capacity-reservation-interruptible', 'karpenter.k8s.aws/placement-group-id', 'karpenter.k8s.aws/placement-group-partition']);
+
+const overlayRequirementSchema = strict({
+  key: labelKey.superRefine((key, ctx) => {
+    const domain = key.includes('/') ? key.slice(0, key.indexOf('/')) : '';
+    if (key === 'kubernetes.io/hostname') ctx.addIssue({ code: 'custom', message: 'label "kubernetes.io/hostname" is restricted', input: key });
+    else if (domain.endsWith('karpenter.sh') && !OVERLAY_KARPENTER_KEYS.has(key)) {
+      ctx.addIssue({ code: 'custom', message: 'label domain "karpenter.sh" is restricted (only karpenter.sh/capacity-type and karpenter.sh/nodepool may be used)', input: key });
+    } else if (domain.endsWith('karpenter.k8s.aws') && (!OVERLAY_KARPENTER_KEYS.has(key) || OVERLAY_AWS_EXCLUDED.has(key))) {
+      ctx.addIssue({ code: 'custom', message: 'label domain "karpenter.k8s.aws" is restricted to its instance labels (instance-category, instance-family, instance-size, ...)', input: key });
+    }
+  }),
+  operator: enumOf(NodeOverlaySpecRequirementsOperator),
+  values: z.array(labelValue).optional(),
+}).superRefine((req, ctx) => {
+  const values = req.values ?? [];
+  if ((req.operator === 'In' || req.operator === 'NotIn') && values.length === 0) {
+    ctx.addIssue({ code: 'custom', path: ['values'], message: `must list at least one value for operator ${req.operator}`, input: req.values });
+  }
+  if (NUMERIC_OPERATORS.includes(req.operator) && (values.length !== 1 || !/^[0-9]+$/.test(values[0]!))) {
+    ctx.addIssue({ code: 'custom', path: ['values'], message: `must be a single non-negative integer for operator ${req.operator}`, input: req.values });
+  }
+});
+
+const STANDARD_RESOURCES = ['cpu', 'memory', 'ephemeral-storage', 'pods'];
+
+/**
+ * One NodeOverlay (Karpenter v1.13, alpha; needs the nodeOverlay feature gate, which the
+ * Helm values turn on when an environment has one). `spec.*` sits on the overlay itself,
+ * as the node template's fields sit on a pool.
+ */
+export const nodeOverlaySchema = strict({
+  name: objectName,
+  metadata: objectMetadataSchema.optional(),
+  /** Instance types (and pools, by karpenter.sh/nodepool or a pool label) the overlay applies to. */
+  requirements: z.array(overlayRequirementSchema).max(100, { error: 'must have at most 100 requirements' }),
+  /** The price Karpenter assumes for matching instance types, e.g. "0.0236". */
+  price: z.string().regex(/^\d+(\.\d+)?$/, { error: 'must be a price such as "0.0236" (a decimal number as a string)' }).optional(),
+  /** A change of the price: "-0.01", "+0.5", "-15%" (at most -100%) or "+10%". */
+  priceAdjustment: z
+    .string()
+    .regex(/^(([+-]{1}(\d*\.?\d+))|(\+{1}\d*\.?\d+%)|(^(-\d{1,2}(\.\d+)?%)$)|(-100%))$/, { error: 'must be a signed amount such as "-0.01" or a percentage from "-100%" such as "-15%" or "+10%"' })
+    .optional(),
+  /** Extended resources added to matching instance types (e.g. hugepages-2Mi, smarter-devices/fuse). */
+  capacity: z
+    .record(z.string().regex(/^[a-zA-Z0-9.\-/]+$/, { error: 'must be a resource name such as hugepages-2Mi or example.com/device' }), quantity)
+    .superRefine((c, ctx) => {
+      for (const key of Object.keys(c).filter((k) => STANDARD_RESOURCES.includes(k))) {
+        ctx.addIssue({ code: 'custom', path: [key], message: `must not be ${STANDARD_RESOURCES.join(', ')}: an overlay only adds extended resources`, input: key });
+      }
+    })
+    .optional(),
+  /** Higher wins when overlays overlap. */
+  weight: z.number().int().min(1, { error: 'must be an integer from 1 to 10000' }).max(10000, { error: 'must be an integer from 1 to 10000' }).optional(),
+}).superRefine((o, ctx) => {
+  if (o.price !== undefined && o.priceAdjustment !== undefined) {
+    ctx.addIssue({ code: 'custom', path: ['priceAdjustment'], message: 'must not be set together with price', input: o.priceAdjustment });
+  }
+  if (o.price === undefined && o.priceAdjustment === undefined && o.capacity === undefined) {
+    ctx.addIssue({ code: 'custom', message: 'must set price, priceAdjustment or capacity: an overlay without one changes nothing', input: o });
+  }
+});
+export type NodeOverlayConfig = z.infer<typeof nodeOverlaySchema>;

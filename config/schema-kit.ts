@@ -139,7 +139,7 @@ export const qualifiedName = (what: string) =>
       const slash = key.indexOf('/');
       const [prefix, name] = slash >= 0 ? [key.slice(0, slash), key.slice(slash + 1)] : ['', key];
       if (name.length > 63) {
-        ctx.addIssue({ code: 'custom', message: `must have a name part (after the "/") of at most 63 characters (Kubernetes' IsQualifiedName, which Karpenter checks at run time); this one has ${name.length}`, input: key });
+        ctx.addIssue({ code: 'custom', message: `must have a name part (after the "/") of at most 63 characters (Kubernetes' IsQualifiedName); this one has ${name.length}`, input: key });
       }
       if (prefix.length > 253) {
         ctx.addIssue({ code: 'custom', message: `must have a prefix (before the "/") of at most 253 characters (Kubernetes' IsQualifiedName); this one has ${prefix.length}`, input: key });

@@ -1,7 +1,10 @@
 import { z } from 'zod';
 import { resolveNodePool } from './presets.js';
 import type { NodePoolConfig } from './karpenter-schema.js';
-import { compareQuantities, labelKey, nonEmpty, nonNegativeQuantity, strict } from './schema-kit.js';
+import { compareQuantities, labelKey, labelValue, nonEmpty, nonNegativeQuantity, strict } from './schema-kit.js';
+import { affinitySchema, envSchema, podSecurityContextSchema, securityContextSchema, topologySpreadConstraintSchema } from './pod-spec-schema.js';
+import { POD_SECURITY_LEVELS } from './pod-security.js';
+import { checkPodFields, podFieldWarnings, replicasOneWarning, spotPoolsFor } from './workload-pod-checks.js';
 
 /**
  * Workloads of an environment file (`workloads:`): Deployments made to survive Spot
@@ -146,7 +149,7 @@ export function allowedCapacityTypes(pool: NodePoolConfig): CapacityType[] {
 }
 
 /** Pools a pod that tolerates nothing may land on: no NoSchedule/NoExecute taint. */
-function untainted(pool: NodePoolConfig): boolean {
+export function untainted(pool: NodePoolConfig): boolean {
   return !(pool.taints ?? []).some((t) => t.effect !== 'PreferNoSchedule');
 }
 
@@ -155,6 +158,10 @@ function untainted(pool: NodePoolConfig): boolean {
 const dnsLabel = z
   .string({ error: 'must be a name' })
   .regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, { error: 'must be a lowercase RFC 1123 label (a-z, 0-9 and "-", at most 63 characters)' });
+const dnsSubdomain = z
+  .string({ error: 'must be a name' })
+  .max(253, { error: 'must be at most 253 characters' })
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, { error: 'must be a lowercase RFC 1123 subdomain (a-z, 0-9, "-" and ".")' });
 const seconds = (max: number) =>
   z
     .number({ error: `must be a whole number of seconds from 0 to ${max}` })
@@ -229,12 +236,8 @@ export const workloadSchema = strict({
   image: nonEmpty('a container image reference'),
   command: z.array(z.string()).optional(),
   args: z.array(z.string()).optional(),
-  /**
-   * Names as the 1.36 API server accepts them: any printable ASCII but "=" (kubernetes@v1.36.5
-   * pkg/apis/core/validation/validation.go ValidateEnv with RelaxedEnvironmentVariableValidation,
-   * GA and locked on since 1.34; apimachinery pkg/util/validation IsRelaxedEnvVarName).
-   */
-  env: z.record(z.string().regex(/^[\x20-\x3c\x3e-\x7e]+$/, { error: 'must be an environment variable name: printable ASCII characters other than "="' }), z.string()).optional(),
+  /** Kubernetes' list of {name, value | valueFrom}, or a map of names to values. */
+  env: envSchema.optional(),
   /** Container port named `http`, the default readiness probe's target. `false`: no port. Default 8080. */
   port: z.union([port, z.literal(false)], { error: 'must be a port number from 1 to 65535, or false' }).optional(),
   /** Default 2: one replica is an outage on every reclaim. */
@@ -260,6 +263,23 @@ export const workloadSchema = strict({
   capacityType: z.enum(CAPACITY_TYPES, { error: `must be one of ${CAPACITY_TYPES.join(', ')}` }).optional(),
   /** Extra pod annotations. */
   podAnnotations: z.record(labelKey, z.string()).optional(),
+  // ---- Pod fields in Kubernetes' names and shapes; README "Workloads" says how each merges with the defaults.
+  /** Extra pod labels; `app.kubernetes.io/name` is the selector and stays the workload's name. */
+  podLabels: z.record(labelKey, labelValue).optional(),
+  /** Merged with the nodeSelector that nodePool and capacityType make. */
+  nodeSelector: z.record(labelKey, labelValue).optional(),
+  /** With no nodePool, each required node selector term also gets `karpenter.sh/nodepool Exists`. */
+  affinity: affinitySchema.optional(),
+  /** Added to the default zone and capacity-type spread; one with the same topologyKey replaces the default. */
+  topologySpreadConstraints: z.array(topologySpreadConstraintSchema).optional(),
+  priorityClassName: dnsSubdomain.optional(),
+  serviceAccountName: dnsSubdomain.optional(),
+  /** Pod `securityContext`, field by field over runAsNonRoot: true, seccompProfile RuntimeDefault. */
+  podSecurityContext: podSecurityContextSchema.optional(),
+  /** Container `securityContext`, field by field over allowPrivilegeEscalation: false, capabilities.drop [ALL]. */
+  securityContext: securityContextSchema.optional(),
+  /** Pod Security Standard the workload must meet; its Namespace enforces the loosest of its workloads'. Default restricted. */
+  podSecurity: z.enum(POD_SECURITY_LEVELS, { error: `must be one of ${POD_SECURITY_LEVELS.join(', ')}` }).optional(),
 });
 export type WorkloadConfig = z.infer<typeof workloadSchema>;
 
@@ -318,6 +338,7 @@ export function checkWorkloads(env: { nodePools: readonly NodePoolConfig[]; work
       ctx.addIssue({ code: 'custom', path: at('readinessProbe'), message: 'must name a port when port is false: there is no http port to default to', input: w.readinessProbe });
     }
     for (const p of workloadProblems(w)) ctx.addIssue({ code: 'custom', path: at(...p.path), message: p.message, input: p.value });
+    for (const p of checkPodFields(env.nodePools, w)) ctx.addIssue({ code: 'custom', path: at(...p.path), message: p.message, input: p.value });
   });
 }
 
@@ -329,8 +350,8 @@ export function workloadWarnings(file: string, env: { nodePools: readonly NodePo
   const out: string[] = [];
   env.workloads.forEach((w, i) => {
     const where = `${file}: workloads[${i}] "${w.name}"`;
-    const pools = w.nodePool === undefined ? env.nodePools.filter(untainted) : env.nodePools.filter((p) => p.name === w.nodePool);
-    const spotPools = pools.filter((p) => allowedCapacityTypes(p).includes('spot') && (w.capacityType ?? 'spot') === 'spot');
+    // Only the pools its nodeSelector and required affinity let it reach, and only if they can launch Spot.
+    const spotPools = spotPoolsFor(env.nodePools, w);
     const grace = gracePeriodSeconds(w);
     if (spotPools.length > 0 && grace > SPOT_INTERRUPTION_NOTICE_SECONDS) {
       const poolNames = `NodePool${spotPools.length > 1 ? 's' : ''} ${spotPools.map((p) => `"${p.name}"`).join(', ')}`;
@@ -340,9 +361,9 @@ export function workloadWarnings(file: string, env: { nodePools: readonly NodePo
           `so the end of its drain never happens; keep terminationGracePeriodSeconds (default preStopSleepSeconds + drainSeconds + ${WORKLOAD_DEFAULTS.exitSlackSeconds}) at most ${SPOT_INTERRUPTION_NOTICE_SECONDS} s, or set capacityType: on-demand`,
       );
     }
-    if ((w.replicas ?? WORKLOAD_DEFAULTS.replicas) === 1) {
-      out.push(`${where}: replicas 1: every Spot reclaim, consolidation or drift of its node is an outage; run 2 or more`);
-    }
+    const single = replicasOneWarning(env.nodePools, w);
+    if (single) out.push(`${where}: ${single}`);
+    out.push(...podFieldWarnings(env.nodePools, w).map((m) => `${where}: ${m}`));
   });
   return out;
 }

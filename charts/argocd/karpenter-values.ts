@@ -7,7 +7,12 @@ import { KARPENTER_SERVICE_ACCOUNT } from './names.js';
  * to `helm.valuesObject`, so a reviewer sees them in the Application, not in a string.
  */
 export interface KarpenterChartValues {
-  readonly settings: { readonly clusterName: string; readonly interruptionQueue: string };
+  readonly settings: {
+    readonly clusterName: string;
+    readonly interruptionQueue: string;
+    /** Set only when turning one on: the chart's own defaults stay authoritative otherwise. */
+    readonly featureGates?: { readonly nodeOverlay: true };
+  };
   readonly serviceAccount: { readonly name: string; readonly annotations?: Readonly<Record<string, string>> };
   readonly replicas: number;
   /** Merged by Helm into the chart's default (`kubernetes.io/os: linux`). */
@@ -37,7 +42,12 @@ export function karpenterChartValues(config: EnvironmentConfig, cluster: Cluster
     throw new Error('IRSA mode needs the controller role ARN');
   }
   return {
-    settings: { clusterName: cluster.clusterName, interruptionQueue: cluster.interruptionQueue },
+    settings: {
+      clusterName: cluster.clusterName,
+      interruptionQueue: cluster.interruptionQueue,
+      // NodeOverlay is alpha: the controller ignores overlays unless the gate is on, and only then.
+      ...(config.nodeOverlays.length > 0 ? { featureGates: { nodeOverlay: true } as const } : {}),
+    },
     serviceAccount: {
       name: KARPENTER_SERVICE_ACCOUNT,
       // With Pod Identity the association (kube-system/karpenter) grants the role; the annotation would be ignored noise.

@@ -3,6 +3,7 @@ import { join, relative } from 'node:path';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { attachApiServer, dryRunApply, type ApiServerClient } from '../support/apiserver.js';
+import { enforceRestricted } from './pod-security-labels.js';
 import { REPO } from '../support/repo.js';
 
 /** Every generated file Argo CD would apply: the committed dist/ and argocd/ trees. */
@@ -52,6 +53,10 @@ describe('a real kube-apiserver 1.36 with the vendored CRDs accepts every genera
       const r = await server.kubectl(['create', 'namespace', ns, '--save-config']);
       if (r.code !== 0 && !r.stderr.includes('AlreadyExists')) throw new Error(`cannot create namespace ${ns}: ${r.stderr}`);
     }
+    // Every namespace, built-in ones too, enforces and warns at Pod Security "restricted", so a
+    // workload that would be refused in a labelled namespace fails here as a warning
+    // (test/apiserver/pod-security.test.ts proves that it does).
+    await enforceRestricted(server, [...namespaces]);
   });
 
   it('there is something to check in dist/ for every environment', () => {

@@ -53,6 +53,7 @@ describe('SpotReadyWorkload with only a name and an image', () => {
             terminationGracePeriodSeconds: 45,
             affinity: KARPENTER_ONLY,
             topologySpreadConstraints: [ZONE, CAPACITY],
+            securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
             containers: [
               {
                 name: 'api',
@@ -60,7 +61,7 @@ describe('SpotReadyWorkload with only a name and an image', () => {
                 ports: [{ name: 'http', containerPort: 8080, protocol: 'TCP' }],
                 readinessProbe: { httpGet: { path: '/ready', port: 'http' }, periodSeconds: 5, failureThreshold: 2 },
                 lifecycle: { preStop: { sleep: { seconds: 10 } } },
-                securityContext: { allowPrivilegeEscalation: false },
+                securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
               },
             ],
           },
@@ -254,12 +255,14 @@ describe('Inflate, expressed with SpotReadyWorkload', () => {
         spec: {
           terminationGracePeriodSeconds: 0,
           affinity: KARPENTER_ONLY,
+          // Pod Security "restricted", with the pause image's own uid so runAsNonRoot lets it start.
+          securityContext: { runAsNonRoot: true, runAsUser: 65535, runAsGroup: 65535, seccompProfile: { type: 'RuntimeDefault' } },
           containers: [
             {
               name: 'inflate',
               image: 'public.ecr.aws/eks-distro/kubernetes/pause:3.7',
               resources: { requests: { cpu: '1' } },
-              securityContext: { allowPrivilegeEscalation: false },
+              securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
             },
           ],
         },

@@ -9,6 +9,7 @@ import { ConfigError } from '../../config/errors.js';
 import { loadEnvironment, parseEnvironment } from '../../config/environment.js';
 import type { NodePoolConfig } from '../../config/karpenter-schema.js';
 import { readOutputs } from '../../config/outputs.js';
+import { podSecurityLabels } from '../../config/pod-security.js';
 import { allowedCapacityTypes, disruptionBudgetProblem, gracePeriodSeconds } from '../../config/workload-schema.js';
 
 const REPO = join(import.meta.dirname, '..', '..');
@@ -77,7 +78,8 @@ describe('workloads in an environment file: bad input', () => {
       `${FILE}: workloads[0].replicas: must be 0 or more, got -1`,
       `${FILE}: workloads[0].capacityType: must be one of "on-demand", "spot", "reserved", got "cheap"`,
       `${FILE}: workloads[0]: unknown field "imag"; allowed: name, namespace, image, command, args, env, port, replicas, resources, readinessProbe, ` +
-        'preStopSleepSeconds, drainSeconds, terminationGracePeriodSeconds, disruptionBudget, topologySpread, doNotDisrupt, nodePool, capacityType, podAnnotations',
+        'preStopSleepSeconds, drainSeconds, terminationGracePeriodSeconds, disruptionBudget, topologySpread, doNotDisrupt, nodePool, capacityType, podAnnotations, ' +
+        'podLabels, nodeSelector, affinity, topologySpreadConstraints, priorityClassName, serviceAccountName, podSecurityContext, securityContext, podSecurity',
     ]);
   });
 
@@ -184,7 +186,8 @@ describe('shipped environments', () => {
     expect(d.spec.template.spec.containers[0].image).toBe('public.ecr.aws/docker/library/python:3.12-slim');
     expect(environment.warnings.filter((w) => w.includes('workloads'))).toEqual([]);
     for (const o of objects.filter((x) => x.kind !== 'EC2NodeClass' && x.kind !== 'NodePool')) {
-      expect(o.metadata.labels).toEqual({ 'app.kubernetes.io/managed-by': 'karpenter-gitops', 'karpenter-gitops/environment': env });
+      const psa = o.kind === 'Namespace' ? podSecurityLabels('restricted', '1.36') : {};
+      expect(o.metadata.labels).toEqual({ 'app.kubernetes.io/managed-by': 'karpenter-gitops', 'karpenter-gitops/environment': env, ...psa });
       expect(o.metadata.annotations).toEqual({ 'argocd.argoproj.io/sync-wave': '2' });
     }
   });

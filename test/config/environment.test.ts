@@ -27,12 +27,12 @@ describe('environment files: bad input is named by file, field path, value and w
     [
       'unknown key at the top level',
       (e: any) => (e.clustr = 1),
-      'environments/prod.yaml: (top level): unknown field "clustr"; allowed: production, cluster, karpenter, nodeClasses, nodePools, workloads',
+      'environments/prod.yaml: (top level): unknown field "clustr"; allowed: production, cluster, karpenter, nodeClasses, nodePools, workloads, nodeOverlays',
     ],
     [
       'unknown key in a node pool',
       (e: any) => (e.nodePools[0].expireAfterr = '1h'),
-      'environments/prod.yaml: nodePools[0]: unknown field "expireAfterr"; allowed: name, preset, nodeClass, requirements, labels, annotations, taints, startupTaints, expireAfter, terminationGracePeriod, limits, weight, replicas, disruption',
+      'environments/prod.yaml: nodePools[0]: unknown field "expireAfterr"; allowed: name, preset, nodeClass, requirements, metadata, labels, annotations, taints, startupTaints, expireAfter, terminationGracePeriod, limits, weight, replicas, disruption',
     ],
     [
       'a cluster name too long for the IAM role and EventBridge rule names made from it',
@@ -141,12 +141,12 @@ describe('environment files: bad input is named by file, field path, value and w
     [
       'a label name over 63 characters (IsQualifiedName, validateLabels)',
       (e: any) => (e.nodePools[1].labels[`example.com/${'n'.repeat(64)}`] = 'x'),
-      `environments/prod.yaml: nodePools[1].labels["example.com/${'n'.repeat(64)}"]: key must have a name part (after the "/") of at most 63 characters (Kubernetes' IsQualifiedName, which Karpenter checks at run time); this one has 64, got "example.com/${'n'.repeat(64)}"`,
+      `environments/prod.yaml: nodePools[1].labels["example.com/${'n'.repeat(64)}"]: key must have a name part (after the "/") of at most 63 characters (Kubernetes' IsQualifiedName); this one has 64, got "example.com/${'n'.repeat(64)}"`,
     ],
     [
       'a taint value over 63 characters (IsQualifiedName, validateTaintsField)',
       (e: any) => (e.nodePools[1].taints[0].value = 'v'.repeat(64)),
-      `environments/prod.yaml: nodePools[1].taints[0].value: must have a name part (after the "/") of at most 63 characters (Kubernetes' IsQualifiedName, which Karpenter checks at run time); this one has 64, got "${'v'.repeat(64)}"`,
+      `environments/prod.yaml: nodePools[1].taints[0].value: must have a name part (after the "/") of at most 63 characters (Kubernetes' IsQualifiedName); this one has 64, got "${'v'.repeat(64)}"`,
     ],
     [
       'a taint key and effect repeated in startupTaints (validateTaintsField)',
@@ -462,7 +462,7 @@ describe('cluster and karpenter sections: what EKS, the API server or the chart 
     [
       'a system node group label name over 63 characters',
       (e: any) => (e.cluster.systemNodeGroup.labels = { [`example.com/${'n'.repeat(64)}`]: 'system' }),
-      `environments/prod.yaml: cluster.systemNodeGroup.labels["example.com/${'n'.repeat(64)}"]: key must have a name part (after the last "/") of at most 63 characters, got "example.com/${'n'.repeat(64)}"`,
+      `environments/prod.yaml: cluster.systemNodeGroup.labels["example.com/${'n'.repeat(64)}"]: key must have a name part (after the "/") of at most 63 characters (Kubernetes' IsQualifiedName); this one has 64, got "example.com/${'n'.repeat(64)}"`,
     ],
     [
       'no system node group label (nothing to pin the controller to)',
