@@ -1,11 +1,12 @@
 import { join } from 'node:path';
 import { App } from 'cdk8s';
 import { ConfigError } from '../../config/errors.js';
+import { AggregateConfigError } from '../../config/environment.js';
 import { GITOPS_FILE, checkEnvironmentsCovered, loadGitops } from '../../config/gitops.js';
 import { fileNameFor, renderFiles, validateConstructs, type Manifest } from '../render.js';
 import { ArgocdChart, type ArgocdEnvironment } from './argocd-chart.js';
 import { readVendoredCrds } from './karpenter-crds.js';
-import { CHART_NAMESPACED_OBJECTS, CRDS_DIR, ARGOCD_DIR } from './names.js';
+import { CHART_NAMESPACED_OBJECTS, CRDS_DIR, ARGOCD_DIR, applicationNames } from './names.js';
 
 export interface ArgocdSynthOptions {
   /** Repository root: gitops.yaml and crds/karpenter/ are read from here. */
@@ -28,22 +29,14 @@ export interface ArgocdResult {
  * environments, renders every file. Writes nothing.
  */
 export async function synthesizeArgocd(opts: ArgocdSynthOptions): Promise<ArgocdResult> {
-  const gitops = loadGitops(join(opts.root, GITOPS_FILE));
-  checkEnvironmentsCovered(
-    gitops,
+  const problems = argocdInputErrors(
+    opts.root,
+    opts.environments,
     opts.environments.map((e) => e.environment.name),
   );
+  if (problems.length > 0) throw problems.length === 1 ? problems[0] : new AggregateConfigError(problems);
+  const gitops = loadGitops(join(opts.root, GITOPS_FILE));
   const vendored = readVendoredCrds(join(opts.root, 'crds', 'karpenter'));
-  const issues = opts.environments.flatMap(({ environment }) =>
-    environment.config.karpenter.chartVersion === vendored.version
-      ? []
-      : [new ConfigError(environment.file, [{
-          path: 'karpenter.chartVersion',
-          message: `must equal the version of the vendored Karpenter CRDs (crds/karpenter/) that Argo CD installs, ${vendored.version}, got "${environment.config.karpenter.chartVersion}"; vendor the new CRDs first`,
-        }])],
-  );
-  if (issues.length > 0) throw new ConfigError(issues[0]!.file, issues.flatMap((e) => e.issues.map((i) => ({ ...i, path: `${e.file}: ${i.path}` }))));
-  for (const env of opts.environments) checkNoChartObjects(env);
 
   const isFleet = Object.values(gitops.config.environments).some((t) => 'fleet' in t);
   const fleetApplicationSet = isFleet ? (await import('./application-set.js')).FleetApplicationSet : undefined;
@@ -60,15 +53,60 @@ export async function synthesizeArgocd(opts: ArgocdSynthOptions): Promise<Argocd
   return { objects, crds: vendored.crds.map((c) => c.name), files };
 }
 
-/** dist/<env>/ must not define an object the chart renders: two Applications would fight over it. */
-function checkNoChartObjects({ environment, objects }: ArgocdEnvironment): void {
+/**
+ * Every problem of the Argo CD inputs, as a list (the synth reports them with the other
+ * stages'): gitops.yaml itself, its coverage of `names` (every environment file, loaded
+ * or not), each environment's chart version against the vendored CRDs, and objects of
+ * dist/<env>/ that the chart renders too.
+ */
+export function argocdInputErrors(root: string, environments: readonly ArgocdEnvironment[], names: readonly string[]): ConfigError[] {
+  const errors: ConfigError[] = [];
+  try {
+    checkEnvironmentsCovered(loadGitops(join(root, GITOPS_FILE)), names);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    errors.push(err);
+  }
+  let vendored: ReturnType<typeof readVendoredCrds>;
+  try {
+    vendored = readVendoredCrds(join(root, 'crds', 'karpenter'));
+  } catch (err) {
+    // Argo CD installs these CRDs: without them there is no argocd/ to render.
+    return [...errors, new ConfigError('crds/karpenter', [{ path: '', message: `cannot be read as the vendored Karpenter CRDs: ${(err as Error).message}` }])];
+  }
+  for (const { environment } of environments) {
+    if (environment.config.karpenter.chartVersion !== vendored.version) {
+      errors.push(
+        new ConfigError(environment.file, [
+          {
+            path: 'karpenter.chartVersion',
+            message: `must equal the version of the vendored Karpenter CRDs (crds/karpenter/) that Argo CD installs, ${vendored.version}, got "${environment.config.karpenter.chartVersion}"; vendor the new CRDs first`,
+          },
+        ]),
+      );
+    }
+  }
+  for (const env of environments) errors.push(...chartObjectClashes(env));
+  return errors;
+}
+
+/** dist/<env>/ must not define an object the chart renders: two Applications would fight over it. Named at the workload that makes it. */
+function chartObjectClashes({ environment, objects }: ArgocdEnvironment): ConfigError[] {
   const releaseNs = environment.config.karpenter.namespace;
   const clashes = objects.filter((o) =>
     CHART_NAMESPACED_OBJECTS.some((c) => c.kind === o.kind && c.name === o.metadata.name && (c.namespace ?? releaseNs) === o.metadata.namespace),
   );
-  if (clashes.length > 0) {
-    throw new Error(
-      `dist/${environment.name}: ${clashes.map((o) => `${o.kind} ${o.metadata.namespace}/${o.metadata.name}`).join(', ')} is also rendered by the Karpenter chart; rename it`,
-    );
-  }
+  if (clashes.length === 0) return [];
+  return [
+    new ConfigError(
+      environment.file,
+      clashes.map((o) => {
+        const i = environment.config.workloads.findIndex((w) => w.name === o.metadata.name && (w.namespace ?? 'default') === o.metadata.namespace);
+        return {
+          path: i >= 0 ? `workloads[${i}].name` : '',
+          message: `must not be "${o.metadata.name}" in namespace ${o.metadata.namespace}: the Karpenter chart (Application ${applicationNames(environment.name).chart}) renders ${o.kind} ${o.metadata.namespace}/${o.metadata.name} too (dist/${environment.name}/${fileNameFor(o)}); rename it`,
+        };
+      }),
+    ),
+  ];
 }
