@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { parse } from 'yaml';
 import { App, type Chart } from 'cdk8s';
 import { ConfigError, type ConfigIssue } from '../config/errors.js';
@@ -7,7 +7,9 @@ import { AggregateConfigError, loadEnvironments, type LoadedEnvironment } from '
 import { outputsPath, readOutputs, type InfraOutputs } from '../config/outputs.js';
 import { EnvironmentChart } from './environment-chart.js';
 import { fileNameFor, renderFiles, validateConstructs, type Manifest } from './render.js';
-import { validateManifests } from '../validate/manifests.js';
+import { ManifestError, validateManifests, type Origin, type Segments } from '../validate/manifests.js';
+import { resolveNodePool } from '../config/presets.js';
+import { argocdInputErrors } from './argocd/synth.js';
 
 export interface SynthOptions {
   /** Repository root: environments/, infra/outputs/ are read from here. */
@@ -32,32 +34,134 @@ export interface SynthResult {
 /**
  * The whole synth, in memory: read and validate every input, build the charts, check
  * them, render every file. Nothing is written here, so any error leaves dist/ as it was.
+ *
+ * Every stage (environment files, outputs files, CRD/CEL rules, immutable fields and, in a
+ * full synth, gitops.yaml) runs on every input the stages before it did not reject, and
+ * all problems are thrown together, sorted by file: one run shows everything to fix.
  */
 export function synthesize(opts: SynthOptions): SynthResult {
-  const environments = loadEnvironments(join(opts.root, 'environments'), opts.only, opts.root);
-  const app = new App({ outdir: join(opts.root, 'dist') });
   const errors: ConfigError[] = [];
-  const built: Array<{ environment: LoadedEnvironment; outputs: InfraOutputs; chart: Chart }> = [];
-  for (const environment of environments) {
+  const collect = (run: () => void) => {
     try {
-      const outputs = readMatchingOutputs(opts.root, environment);
-      built.push({ environment, outputs, chart: new EnvironmentChart(app, { environment, outputs }) });
+      run();
     } catch (err) {
-      if (err instanceof ConfigError) errors.push(err);
+      if (err instanceof ManifestError) errors.push(...err.byFile());
+      else if (err instanceof AggregateConfigError) errors.push(...err.errors);
+      else if (err instanceof ConfigError) errors.push(err);
       else throw err;
     }
+  };
+  const { environments, names } = loadEveryEnvironment(opts, errors);
+  const app = new App({ outdir: join(opts.root, 'dist') });
+  const built: Array<{ environment: LoadedEnvironment; outputs: InfraOutputs; chart: Chart }> = [];
+  for (const environment of environments) {
+    collect(() => {
+      const outputs = readMatchingOutputs(opts.root, environment);
+      built.push({ environment, outputs, chart: new EnvironmentChart(app, { environment, outputs }) });
+    });
   }
-  if (errors.length > 0) throw errors.length === 1 ? errors[0] : new AggregateConfigError(errors);
 
   const charts = built.map(({ environment, outputs, chart }) => {
     validateConstructs(chart);
     return { environment, outputs, objects: chart.toJson() as Manifest[] };
   });
-  validateManifests(charts.map(({ environment, objects }) => ({ dir: `dist/${environment.name}`, objects })));
-  const transitions = charts.flatMap(({ environment, objects }) => immutableChanges(opts.root, environment, objects));
-  if (transitions.length > 0) throw transitions.length === 1 ? transitions[0] : new AggregateConfigError(transitions);
+  collect(() => validateManifests(charts.map(({ environment, objects }) => ({ dir: `dist/${environment.name}`, objects, origin: environmentOrigin(environment) }))));
+  errors.push(...charts.flatMap(({ environment, objects }) => immutableChanges(opts.root, environment, objects)));
+  // argocd/ is rendered by a full synth only; its inputs are checked here so their problems join the others.
+  if (!opts.only || opts.only.length === 0) errors.push(...argocdInputErrors(opts.root, charts, names));
+  if (errors.length > 0) throw sortedByFile(errors);
+
   const results = charts.map((c) => ({ ...c, files: renderFiles(c.objects, `dist/${c.environment.name}`) }));
   return { environments: results, warnings: [...environments.flatMap((e) => e.warnings), ...results.flatMap(nodeRoleWarnings)] };
+}
+
+/** One error for many, files in order (stable: a file's lines keep their order). */
+function sortedByFile(errors: readonly ConfigError[]): ConfigError {
+  const unique = [...new Map(errors.map((e) => [e.message, e])).values()];
+  const sorted = unique.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
+  return sorted.length === 1 ? sorted[0]! : new AggregateConfigError(sorted);
+}
+
+/**
+ * Every environment that loads, and the errors of those that do not. loadEnvironments
+ * reports every file's errors but returns nothing when one fails, so the others are then
+ * loaded one by one, through it (its rules on which files count still apply). `names` is
+ * every environment file's name, loaded or not, for the gitops.yaml coverage check.
+ */
+function loadEveryEnvironment(opts: SynthOptions, errors: ConfigError[]): { environments: LoadedEnvironment[]; names: string[] } {
+  const dir = join(opts.root, 'environments');
+  let names: string[] = [];
+  try {
+    names = readdirSync(dir)
+      .filter((f) => /\.ya?ml$/.test(f))
+      .map((f) => f.replace(/\.ya?ml$/, ''))
+      .sort();
+  } catch {
+    // loadEnvironments says what is wrong with the directory.
+  }
+  try {
+    return { environments: loadEnvironments(dir, opts.only, opts.root), names };
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    const failed = err instanceof AggregateConfigError ? [...err.errors] : [err];
+    errors.push(...failed);
+    const failedFiles = new Set(failed.map((e) => e.file));
+    const wanted = opts.only && opts.only.length > 0 ? names.filter((n) => opts.only!.includes(n)) : names;
+    const environments: LoadedEnvironment[] = [];
+    for (const name of wanted) {
+      if ([...failedFiles].some((f) => f === relative(opts.root, join(dir, `${name}.yaml`)) || f === relative(opts.root, join(dir, `${name}.yml`)))) continue;
+      try {
+        environments.push(...loadEnvironments(dir, [name], opts.root));
+      } catch (again) {
+        if (!(again instanceof ConfigError)) throw again;
+        errors.push(...(again instanceof AggregateConfigError ? again.errors : [again]));
+      }
+    }
+    return { environments, names };
+  }
+}
+
+/**
+ * Maps a field of a rendered EC2NodeClass or NodePool back to the environment file: the
+ * node class and pool fields carry the CRD's names, so most paths map one to one; a
+ * NodePool's requirements are matched by key (a preset's requirement maps to `preset`).
+ */
+export function environmentOrigin(environment: LoadedEnvironment): (obj: Manifest, path: Segments) => Origin | undefined {
+  const { file, config } = environment;
+  return (obj, path) => {
+    const [top, second] = path;
+    if (obj.kind === 'EC2NodeClass') {
+      const i = config.nodeClasses.findIndex((c) => c.name === obj.metadata.name);
+      if (i < 0) return undefined;
+      const base = ['nodeClasses', i];
+      if (top === 'metadata' && second === 'name') return { file, path: [...base, 'name'] };
+      if (top === 'spec') return { file, path: [...base, ...path.slice(1)] };
+      return undefined;
+    }
+    if (obj.kind === 'NodePool') {
+      const i = config.nodePools.findIndex((p) => p.name === obj.metadata.name);
+      if (i < 0) return undefined;
+      const pool = config.nodePools[i]!;
+      const base = ['nodePools', i];
+      if (top === 'metadata' && second === 'name') return { file, path: [...base, 'name'] };
+      if (top !== 'spec') return undefined;
+      if (second !== 'template') return { file, path: [...base, ...path.slice(1)] };
+      const [, , part, field, ...rest] = path;
+      if (part === 'metadata' && (field === 'labels' || field === 'annotations')) return { file, path: [...base, field, ...rest] };
+      if (part !== 'spec' || field === undefined) return { file, path: base };
+      if (field === 'nodeClassRef') return { file, path: [...base, 'nodeClass'] };
+      if (field === 'requirements' && typeof rest[0] === 'number') {
+        const rendered = resolveNodePool(pool).requirements ?? [];
+        const key = rendered[rest[0]]?.key;
+        const nth = rendered.slice(0, rest[0]).filter((r) => r.key === key).length;
+        const own = (pool.requirements ?? []).flatMap((r, j) => (r.key === key ? [j] : []));
+        if (own.length === 0) return { file, path: [...base, 'preset'] };
+        return { file, path: [...base, 'requirements', own[nth] ?? own[0]!, ...rest.slice(1)] };
+      }
+      return { file, path: [...base, field, ...rest] };
+    }
+    return undefined;
+  };
 }
 
 /**

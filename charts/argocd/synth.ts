@@ -30,23 +30,14 @@ export interface ArgocdResult {
  * environments, renders every file. Writes nothing.
  */
 export async function synthesizeArgocd(opts: ArgocdSynthOptions): Promise<ArgocdResult> {
-  const gitops = loadGitops(join(opts.root, GITOPS_FILE));
-  checkEnvironmentsCovered(
-    gitops,
+  const problems = argocdInputErrors(
+    opts.root,
+    opts.environments,
     opts.environments.map((e) => e.environment.name),
   );
+  if (problems.length > 0) throw problems.length === 1 ? problems[0] : new AggregateConfigError(problems);
+  const gitops = loadGitops(join(opts.root, GITOPS_FILE));
   const vendored = readVendoredCrds(join(opts.root, 'crds', 'karpenter'));
-  const issues = opts.environments.flatMap(({ environment }) =>
-    environment.config.karpenter.chartVersion === vendored.version
-      ? []
-      : [new ConfigError(environment.file, [{
-          path: 'karpenter.chartVersion',
-          message: `must equal the version of the vendored Karpenter CRDs (crds/karpenter/) that Argo CD installs, ${vendored.version}, got "${environment.config.karpenter.chartVersion}"; vendor the new CRDs first`,
-        }])],
-  );
-  if (issues.length > 0) throw new ConfigError(issues[0]!.file, issues.flatMap((e) => e.issues.map((i) => ({ ...i, path: `${e.file}: ${i.path}` }))));
-  const clashes = opts.environments.flatMap((env) => chartObjectClashes(opts.root, env));
-  if (clashes.length > 0) throw clashes.length === 1 ? clashes[0] : new AggregateConfigError(clashes);
 
   const isFleet = Object.values(gitops.config.environments).some((t) => 'fleet' in t);
   const fleetApplicationSet = isFleet ? (await import('./application-set.js')).FleetApplicationSet : undefined;
@@ -64,8 +55,45 @@ export async function synthesizeArgocd(opts: ArgocdSynthOptions): Promise<Argocd
 }
 
 /**
+ * Every problem of the Argo CD inputs, as a list (the synth reports them with the other
+ * stages'): gitops.yaml itself, its coverage of `names` (every environment file, loaded
+ * or not), each environment's chart version against the vendored CRDs, and objects of
+ * dist/<env>/ that the chart renders too.
+ */
+export function argocdInputErrors(root: string, environments: readonly ArgocdEnvironment[], names: readonly string[]): ConfigError[] {
+  const errors: ConfigError[] = [];
+  try {
+    checkEnvironmentsCovered(loadGitops(join(root, GITOPS_FILE)), names);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    errors.push(err);
+  }
+  let vendored: ReturnType<typeof readVendoredCrds>;
+  try {
+    vendored = readVendoredCrds(join(root, 'crds', 'karpenter'));
+  } catch (err) {
+    // Argo CD installs these CRDs: without them there is no argocd/ to render.
+    return [...errors, new ConfigError('crds/karpenter', [{ path: '', message: `cannot be read as the vendored Karpenter CRDs: ${(err as Error).message}` }])];
+  }
+  for (const { environment } of environments) {
+    if (environment.config.karpenter.chartVersion !== vendored.version) {
+      errors.push(
+        new ConfigError(environment.file, [
+          {
+            path: 'karpenter.chartVersion',
+            message: `must equal the version of the vendored Karpenter CRDs (crds/karpenter/) that Argo CD installs, ${vendored.version}, got "${environment.config.karpenter.chartVersion}"; vendor the new CRDs first`,
+          },
+        ]),
+      );
+    }
+  }
+  for (const env of environments) errors.push(...chartObjectClashes(root, env));
+  return errors;
+}
+
+/**
  * dist/<env>/ must not define an object the chart renders: two Applications would fight
- * over it. Reported at the workload that renders it, naming both sources.
+ * over it. Reported at the workload that renders it (file:line:col), naming both sources.
  */
 function chartObjectClashes(root: string, { environment, objects }: ArgocdEnvironment): ConfigError[] {
   const releaseNs = environment.config.karpenter.namespace;

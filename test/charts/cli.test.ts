@@ -155,3 +155,75 @@ describe('CDK8S_OUTDIR that is not a generated directory is refused before anyth
     expect(snapshotTree(join(repo.root, 'crds'))).toEqual(crds);
   });
 });
+
+/**
+ * Runs a full synth that must be refused: exit 1, exactly `lines` on stderr after the
+ * headline, and every file of the repository (dist/, argocd/, environments/schema.json,
+ * outputs files) byte-identical afterwards.
+ */
+function expectRefused(root: string, lines: readonly string[]) {
+  const before = snapshotTree(root);
+  const r = synthCli(root);
+  expect(r.code).toBe(1);
+  expect(r.stderr.split('\n').filter(Boolean)).toEqual(['error: invalid input, nothing was written', ...lines]);
+  expect(snapshotTree(root)).toEqual(before);
+}
+
+describe('npm run synth: every problem of every stage in one run, sorted by file', () => {
+  let repo: ReturnType<typeof tempRepo>;
+  afterEach(() => repo.dispose());
+
+  it('GIVEN a bad environment file, a bad outputs file of another environment and an http:// URL in gitops.yaml WHEN synthesized THEN all three are reported, exit 1, nothing changed', () => {
+    repo = tempRepo({ withDist: true });
+    repo.editEnvironment('dev', (e) => (e.nodePools[0].expireAfter = '1x'));
+    repo.editOutputs('staging', (o) => (o.accountId = '1234'));
+    const gitops = join(repo.root, 'gitops.yaml');
+    writeFileSync(gitops, readFileSync(gitops, 'utf8').replace('url: https://git.example.com/', 'url: http://git.example.com/'));
+    expectRefused(repo.root, [
+      'environments/dev.yaml: nodePools[0].expireAfter: must be a duration of whole s/m/h units such as 30s, 1m, 720h or 1h30m, or Never, got "1x"',
+      'gitops.yaml: repository.url: must be a Git repository URL such as https://git.example.com/platform/karpenter-gitops.git or git@git.example.com:platform/karpenter-gitops.git, got "http://git.example.com/platform/karpenter-gitops.git"',
+      'infra/outputs/staging.json: accountId: must be a 12-digit AWS account id, got "1234"',
+    ]);
+  });
+
+  it('GIVEN an environment gitops.yaml does not cover, and a CEL violation in another environment WHEN synthesized THEN both are reported, the CEL one at the environment file', () => {
+    repo = tempRepo({ withDist: true });
+    repo.editEnvironment('staging', (e) => (e.nodeClasses[0].capacityReservationSelectorTerms = [{ id: 'cr-0123456789abcdef0', tags: { team: 'a' } }]));
+    const gitops = join(repo.root, 'gitops.yaml');
+    writeFileSync(gitops, readFileSync(gitops, 'utf8').replace(/ {2}prod:\n {4}destination: \{name: karpenter-prod\}\n/, ''));
+    expectRefused(repo.root, [
+      'environments/staging.yaml: nodeClasses[0].capacityReservationSelectorTerms: \'id\' is mutually exclusive, cannot be set along with other fields in a capacity reservation selector term (EC2NodeClass/default spec.capacityReservationSelectorTerms), got [{"id":"cr-0123456789abcdef0","tags":{"team":"a"}}]',
+      'gitops.yaml: environments: has no entry for environment "prod" (environments/prod.yaml); add a destination or fleet for it',
+    ]);
+  });
+
+  it('GIVEN a broken environment file WHEN synthesized THEN gitops.yaml is still checked against every environment file, loaded or not (no false "names no environment file")', () => {
+    repo = tempRepo({ withDist: true });
+    repo.writeEnvironmentText('prod', 'cluster: [\n');
+    expectRefused(repo.root, [
+      'environments/prod.yaml: (top level): is not valid YAML: Flow sequence in block collection must be sufficiently indented and end with a ] at line 2, column 1',
+    ]);
+  });
+
+  it('GIVEN an outputs file destroy left behind and a controller with more replicas than system nodes WHEN synthesized THEN both are reported in one run', () => {
+    repo = tempRepo({ withDist: true });
+    writeFileSync(join(repo.root, 'infra/outputs/dev.json'), '{\n  "destroyed": true,\n  "clusterName": "karpenter-dev"\n}\n');
+    repo.editEnvironment('prod', (e) => (e.karpenter.replicas = 5));
+    expectRefused(repo.root, [
+      "environments/prod.yaml: karpenter.replicas: must be at most cluster.systemNodeGroup.size (2): the chart's required anti-affinity puts one controller per system node, the rest would stay Pending, got 5",
+      'infra/outputs/dev.json: (top level): records that `npm run infra -- destroy` deleted cluster "karpenter-dev", its roles and its queue: nothing can be synthesized against it; run `npm run infra -- apply --env <env>` to recreate them (it rewrites this file), or remove the environment',
+    ]);
+  });
+
+  it('GIVEN a workload named like the Karpenter chart\'s Deployment in its namespace WHEN synthesized THEN exit 1 naming the workload and the chart object, not a stack trace', () => {
+    repo = tempRepo({ withDist: true });
+    repo.editEnvironment('staging', (e) => {
+      e.workloads[0].name = 'karpenter';
+      e.workloads[0].namespace = 'kube-system';
+    });
+    expectRefused(repo.root, [
+      'environments/staging.yaml: workloads[0].name: must not be "karpenter" in namespace kube-system: the Karpenter chart (Application staging-karpenter) renders Deployment kube-system/karpenter too (dist/staging/Deployment.karpenter.k8s.yaml); rename it',
+      'environments/staging.yaml: workloads[0].name: must not be "karpenter" in namespace kube-system: the Karpenter chart (Application staging-karpenter) renders PodDisruptionBudget kube-system/karpenter too (dist/staging/PodDisruptionBudget.karpenter.k8s.yaml); rename it',
+    ]);
+  });
+});

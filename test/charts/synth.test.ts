@@ -120,7 +120,10 @@ describe('synth is a pure function of its inputs', () => {
 
   it('the node role comes from the outputs file: change it and the EC2NodeClass follows', () => {
     repo = tempRepo();
-    repo.editOutputs('dev', (o) => (o.nodeRoleName = 'CustomNodeRole'));
+    repo.editOutputs('dev', (o) => {
+      o.nodeRoleName = 'CustomNodeRole';
+      o.nodeRoleArn = 'arn:aws:iam::111122223333:role/CustomNodeRole';
+    });
     const dev = synthesize({ root: repo.root, only: ['dev'] }).environments[0]!;
     expect((dev.objects.find((o) => o.kind === 'EC2NodeClass') as any).spec.role).toBe('CustomNodeRole');
   });
