@@ -281,7 +281,7 @@ function repair(root: string, hook: (step: string) => void, onRepair?: (note: st
   const journal = readJournal(txn);
   if (!journal) {
     rmSync(txn, { recursive: true, force: true });
-    onRepair?.(`removed ${TXN_DIR}/, the staging area of an interrupted run (its output had not been swapped in)`);
+    onRepair?.(`removed ${TXN_DIR}/, left by a run interrupted before or after its swap (the output is complete either way)`);
     return;
   }
   const targets = journal.entries.map(display).join(', ');

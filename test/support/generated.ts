@@ -19,13 +19,19 @@ export function generatedState(root: string): GeneratedState {
     dist: tree('dist'),
     argocd: tree('argocd'),
     schema: existsSync(schema) && lstatSync(schema).isFile() ? readFileSync(schema, 'utf8') : 'absent',
-    outputs: snapshotTree(join(root, 'infra/outputs')),
-    environments: Object.fromEntries(
-      readdirSync(join(root, 'environments'))
-        .filter((f) => f.endsWith('.yaml') && lstatSync(join(root, 'environments', f)).isFile())
-        .map((f) => [f, readFileSync(join(root, 'environments', f), 'utf8')]),
-    ),
+    outputs: regularFiles(join(root, 'infra/outputs')),
+    environments: regularFiles(join(root, 'environments')),
   };
+}
+
+/** Regular files of one directory (a test may have put a FIFO there: never read it). */
+function regularFiles(dir: string): Record<string, string> {
+  return Object.fromEntries(
+    readdirSync(dir)
+      .filter((f) => lstatSync(join(dir, f)).isFile())
+      .sort()
+      .map((f) => [f, readFileSync(join(dir, f), 'utf8')]),
+  );
 }
 
 /** Every path under root whose name is a temp, lock or journal name of synth or of writeFileAtomic. */
