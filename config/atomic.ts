@@ -546,7 +546,7 @@ function fsyncDir(dir: string): void {
 export function faultHookFromEnv(value: string | undefined): ((step: string) => void) | undefined {
   if (!value) return undefined;
   const rules = value.split(',').map((r) => {
-    const m = /^(kill|trace|throw:[A-Z]+|pause:.+)(?:@(\d+))?$/.exec(r);
+    const m = /^(kill|trace|throw:[A-Z]+|pause:.+?)(?:@(\d+))?$/.exec(r);
     if (!m) throw new Error(`KARPENTER_GITOPS_FAULT: cannot parse ${JSON.stringify(r)}`);
     return { action: m[1]!, at: m[2] === undefined ? undefined : Number(m[2]) };
   });

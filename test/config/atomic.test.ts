@@ -313,6 +313,17 @@ describe('faultHookFromEnv', () => {
     expect(faultHookFromEnv(undefined)).toBeUndefined();
     expect(faultHookFromEnv('')).toBeUndefined();
     expect(() => faultHookFromEnv('boom@1')).toThrow('KARPENTER_GITOPS_FAULT: cannot parse "boom@1"');
+    // A pause file may contain anything; the step number is what follows the last @.
+    let ready = '';
+    const dir = mkdtempSync(join(tmpdir(), 'fault-'));
+    roots.push(dir);
+    writeFileSync(join(dir, 'go@x'), '');
+    const pause = faultHookFromEnv(`pause:${join(dir, 'go@x')}@2`)!;
+    pause('one');
+    expect(existsSync(join(dir, 'go@x.ready'))).toBe(false);
+    pause('two');
+    ready = readFileSync(join(dir, 'go@x.ready'), 'utf8');
+    expect(ready).toBe('two');
     const hook = faultHookFromEnv('throw:ENOSPC@2')!;
     hook('one');
     expect(() => hook('two')).toThrow('ENOSPC: simulated failure after "two"');
