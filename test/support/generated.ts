@@ -13,7 +13,12 @@ export interface GeneratedState {
 }
 
 export function generatedState(root: string): GeneratedState {
-  const tree = (dir: string) => (existsSync(join(root, dir)) ? snapshotTree(join(root, dir)) : 'absent');
+  const tree = (dir: string) => {
+    const path = join(root, dir);
+    if (!existsSync(path)) return 'absent';
+    // A test may have put a file where the directory goes: its content stands for the tree.
+    return lstatSync(path).isDirectory() ? snapshotTree(path) : { '(not a directory)': readFileSync(path, 'utf8') };
+  };
   const schema = join(root, 'environments/schema.json');
   return {
     dist: tree('dist'),
