@@ -281,7 +281,7 @@ function repair(root: string, hook: (step: string) => void, onRepair?: (note: st
   const journal = readJournal(txn);
   if (!journal) {
     rmSync(txn, { recursive: true, force: true });
-    onRepair?.(`removed ${TXN_DIR}/, the staging area of an interrupted run (its output had not been swapped in)`);
+    onRepair?.(`removed ${TXN_DIR}/, left by a run interrupted before or after its swap (the output is complete either way)`);
     return;
   }
   const targets = journal.entries.map(display).join(', ');
@@ -546,7 +546,7 @@ function fsyncDir(dir: string): void {
 export function faultHookFromEnv(value: string | undefined): ((step: string) => void) | undefined {
   if (!value) return undefined;
   const rules = value.split(',').map((r) => {
-    const m = /^(kill|trace|throw:[A-Z]+|pause:.+)(?:@(\d+))?$/.exec(r);
+    const m = /^(kill|trace|throw:[A-Z]+|pause:.+?)(?:@(\d+))?$/.exec(r);
     if (!m) throw new Error(`KARPENTER_GITOPS_FAULT: cannot parse ${JSON.stringify(r)}`);
     return { action: m[1]!, at: m[2] === undefined ? undefined : Number(m[2]) };
   });

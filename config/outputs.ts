@@ -1,7 +1,8 @@
-import { readFileSync } from 'node:fs';
+import { lstatSync } from 'node:fs';
 import { z } from 'zod';
 import { ConfigError, describeValue, issuesFromZod } from './errors.js';
 import { writeFileAtomic } from './atomic.js';
+import { readInputText } from './yaml-input.js';
 
 /**
  * The contract between infra (writer) and charts/argocd (readers):
@@ -64,9 +65,8 @@ export const outputsPath = (env: string) => `infra/outputs/${env}.json`;
  * run the infra script (or to copy an example).
  */
 export function readOutputs(path: string, file = path): InfraOutputs {
-  let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    lstatSync(path);
   } catch {
     throw new ConfigError(file, [
       {
@@ -75,6 +75,8 @@ export function readOutputs(path: string, file = path): InfraOutputs {
       },
     ]);
   }
+  // Regular files inside the repository only, size-capped: a FIFO or /dev/zero must not hang synth.
+  const text = readInputText(path, file);
   let raw: unknown;
   try {
     raw = JSON.parse(text);

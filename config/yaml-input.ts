@@ -219,7 +219,15 @@ function decodeUtf8(bytes: Buffer, refuse: (message: string, pos?: { line: numbe
         hi = mid;
       }
     }
-    const at = Math.min(lo, bytes.length - 1);
+    // lo is where decoding fails; the bad sequence may have started at a lead byte before it.
+    let at = Math.min(lo, bytes.length - 1);
+    for (let k = at - 1; k >= Math.max(0, at - 3); k -= 1) {
+      if (bytes[k]! >= 0xc0) {
+        at = k;
+        break;
+      }
+      if (bytes[k]! < 0x80) break;
+    }
     const lineStart = bytes.lastIndexOf(0x0a, at - 1) + 1;
     const line = bytes.subarray(0, lineStart).filter((b) => b === 0x0a).length + 1;
     const col = [...bytes.subarray(lineStart, at).toString('utf8')].length + 1;

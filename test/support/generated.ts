@@ -13,19 +13,30 @@ export interface GeneratedState {
 }
 
 export function generatedState(root: string): GeneratedState {
-  const tree = (dir: string) => (existsSync(join(root, dir)) ? snapshotTree(join(root, dir)) : 'absent');
+  const tree = (dir: string) => {
+    const path = join(root, dir);
+    if (!existsSync(path)) return 'absent';
+    // A test may have put a file where the directory goes: its content stands for the tree.
+    return lstatSync(path).isDirectory() ? snapshotTree(path) : { '(not a directory)': readFileSync(path, 'utf8') };
+  };
   const schema = join(root, 'environments/schema.json');
   return {
     dist: tree('dist'),
     argocd: tree('argocd'),
     schema: existsSync(schema) && lstatSync(schema).isFile() ? readFileSync(schema, 'utf8') : 'absent',
-    outputs: snapshotTree(join(root, 'infra/outputs')),
-    environments: Object.fromEntries(
-      readdirSync(join(root, 'environments'))
-        .filter((f) => f.endsWith('.yaml') && lstatSync(join(root, 'environments', f)).isFile())
-        .map((f) => [f, readFileSync(join(root, 'environments', f), 'utf8')]),
-    ),
+    outputs: regularFiles(join(root, 'infra/outputs')),
+    environments: regularFiles(join(root, 'environments')),
   };
+}
+
+/** Regular files of one directory (a test may have put a FIFO there: never read it). */
+function regularFiles(dir: string): Record<string, string> {
+  return Object.fromEntries(
+    readdirSync(dir)
+      .filter((f) => lstatSync(join(dir, f)).isFile())
+      .sort()
+      .map((f) => [f, readFileSync(join(dir, f), 'utf8')]),
+  );
 }
 
 /** Every path under root whose name is a temp, lock or journal name of synth or of writeFileAtomic. */
