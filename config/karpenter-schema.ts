@@ -114,6 +114,9 @@ export const requirementSchema = strict({
   if ((req.operator === 'In' || req.operator === 'NotIn') && values.length === 0) {
     ctx.addIssue({ code: 'custom', path: ['values'], message: `must list at least one value for operator ${req.operator}`, input: req.values });
   }
+  // The contract of the embedded corev1.NodeSelectorRequirement (k8s.io/api core/v1 types.go:
+  // "If the operator is Exists or DoesNotExist, the values array must be empty"); Karpenter
+  // would ignore them silently (pkg/scheduling/requirement.go NewRequirementWithFlexibility).
   if ((req.operator === 'Exists' || req.operator === 'DoesNotExist') && values.length > 0) {
     ctx.addIssue({ code: 'custom', path: ['values'], message: `must be empty for operator ${req.operator}`, input: req.values });
   }
@@ -189,7 +192,13 @@ const limitName = z.string().refine((k) => k.includes('/') ? labelKey.safeParse(
 /** Presets: article 1 (prod), article 2, and a cheap dev pool. See config/presets.ts. */
 export const NODE_POOL_PRESETS = ['spot-with-on-demand-fallback', 'spot-multi-arch', 'spot-small'] as const;
 
-/** NodePool and EC2NodeClass names become label values on every node (karpenter.sh/nodepool, karpenter.k8s.aws/ec2nodeclass): 63 characters. */
+/**
+ * NodePool and EC2NodeClass names become label values on every node (karpenter.sh/nodepool,
+ * karpenter.k8s.aws/ec2nodeclass; sigs.k8s.io/karpenter@v1.13.0 pkg/apis/v1/labels.go
+ * NodePoolLabelKey), and a label value is at most 63 characters (k8s.io/apimachinery
+ * pkg/util/validation/validation.go IsValidLabelValue): a longer name makes every node fail
+ * to register. The CRDs allow 253.
+ */
 const poolOrClassName = objectName.max(63, { error: 'must be at most 63 characters: it becomes a label value on every node' });
 
 export const nodePoolSchema = strict({
