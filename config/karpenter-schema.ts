@@ -274,6 +274,8 @@ const selectorTags = tagMap.refine((t) => Object.entries(t).every(([k, v]) => k 
   error: 'must not contain empty tag keys or values',
 });
 
+// Ids are anchored here (the CRD's ami-/sg-/subnet- patterns are not): EC2 resource ids
+// are the prefix, "-", then hex (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/resource-ids.html).
 const amiSelectorTermSchema = strict({
   alias: z
     .string()
@@ -317,9 +319,13 @@ const kubeletResources = z.partialRecord(z.enum(['cpu', 'memory', 'ephemeral-sto
 const EVICTION_SIGNALS = ['memory.available', 'nodefs.available', 'nodefs.inodesFree', 'imagefs.available', 'imagefs.inodesFree', 'pid.available'] as const;
 const evictionSignal = z.enum(EVICTION_SIGNALS, { error: `must be one of ${EVICTION_SIGNALS.join(', ')}` });
 
+/**
+ * A non-negative Go duration, as the kubelet parses evictionSoftGracePeriod (metav1.Duration,
+ * go/src/time/format.go ParseDuration: "0", fractions such as ".5m", units ns to h).
+ */
 const goDuration = z
   .string({ error: 'must be a duration string' })
-  .regex(/^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$/, { error: 'must be a Go duration such as 90s, 1m30s, 1.5m or 500ms' });
+  .regex(/^(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$/, { error: 'must be a Go duration such as 90s, 1m30s, 1.5m or 500ms' });
 
 const kubeletSchema = strict({
   // The kubelet drops an entry that is not an IP address, with only a log line (kubernetes@v1.36.5
