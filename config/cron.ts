@@ -1,6 +1,7 @@
 /**
- * Validates a cron schedule the way Karpenter does (robfig/cron's standard parser:
- * five fields, names for months and weekdays, `*`, `?`, ranges, steps, lists, and the
+ * Validates a cron schedule the way Karpenter does: sigs.k8s.io/karpenter@v1.13.0
+ * pkg/apis/v1/nodepool.go Budget.IsActive calls cron.ParseStandard, robfig/cron's standard
+ * parser (five fields, names for months and weekdays, `*`, `?`, ranges, steps, lists, and the
  * @yearly/@annually/@monthly/@weekly/@daily/@midnight/@hourly descriptors).
  * Returns undefined when valid, else what is wrong.
  */

@@ -115,6 +115,9 @@ export const requirementSchema = strict({
   if ((req.operator === 'In' || req.operator === 'NotIn') && values.length === 0) {
     ctx.addIssue({ code: 'custom', path: ['values'], message: `must list at least one value for operator ${req.operator}`, input: req.values });
   }
+  // The contract of the embedded corev1.NodeSelectorRequirement (k8s.io/api core/v1 types.go:
+  // "If the operator is Exists or DoesNotExist, the values array must be empty"); Karpenter
+  // would ignore them silently (pkg/scheduling/requirement.go NewRequirementWithFlexibility).
   if ((req.operator === 'Exists' || req.operator === 'DoesNotExist') && values.length > 0) {
     ctx.addIssue({ code: 'custom', path: ['values'], message: `must be empty for operator ${req.operator}`, input: req.values });
   }
@@ -190,7 +193,13 @@ const limitName = z.string().refine((k) => k.includes('/') ? labelKey.safeParse(
 /** Presets: article 1 (prod), article 2, and a cheap dev pool. See config/presets.ts. */
 export const NODE_POOL_PRESETS = ['spot-with-on-demand-fallback', 'spot-multi-arch', 'spot-small'] as const;
 
-/** NodePool and EC2NodeClass names become label values on every node (karpenter.sh/nodepool, karpenter.k8s.aws/ec2nodeclass): 63 characters. */
+/**
+ * NodePool and EC2NodeClass names become label values on every node (karpenter.sh/nodepool,
+ * karpenter.k8s.aws/ec2nodeclass; sigs.k8s.io/karpenter@v1.13.0 pkg/apis/v1/labels.go
+ * NodePoolLabelKey), and a label value is at most 63 characters (k8s.io/apimachinery
+ * pkg/util/validation/validation.go IsValidLabelValue): a longer name makes every node fail
+ * to register. The CRDs allow 253.
+ */
 const poolOrClassName = objectName.max(63, { error: 'must be at most 63 characters: it becomes a label value on every node' });
 
 export const nodePoolSchema = strict({
@@ -268,6 +277,8 @@ const selectorTags = tagMap.refine((t) => Object.entries(t).every(([k, v]) => k 
   error: 'must not contain empty tag keys or values',
 });
 
+// Ids are anchored here (the CRD's ami-/sg-/subnet- patterns are not): EC2 resource ids
+// are the prefix, "-", then hex (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/resource-ids.html).
 const amiSelectorTermSchema = strict({
   alias: z
     .string()
@@ -311,9 +322,13 @@ const kubeletResources = z.partialRecord(z.enum(['cpu', 'memory', 'ephemeral-sto
 const EVICTION_SIGNALS = ['memory.available', 'nodefs.available', 'nodefs.inodesFree', 'imagefs.available', 'imagefs.inodesFree', 'pid.available'] as const;
 const evictionSignal = z.enum(EVICTION_SIGNALS, { error: `must be one of ${EVICTION_SIGNALS.join(', ')}` });
 
+/**
+ * A non-negative Go duration, as the kubelet parses evictionSoftGracePeriod (metav1.Duration,
+ * go/src/time/format.go ParseDuration: "0", fractions such as ".5m", units ns to h).
+ */
 const goDuration = z
   .string({ error: 'must be a duration string' })
-  .regex(/^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$/, { error: 'must be a Go duration such as 90s, 1m30s, 1.5m or 500ms' });
+  .regex(/^(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$/, { error: 'must be a Go duration such as 90s, 1m30s, 1.5m or 500ms' });
 
 const kubeletSchema = strict({
   // The kubelet drops an entry that is not an IP address, with only a log line (kubernetes@v1.36.5

@@ -155,6 +155,11 @@ export function untainted(pool: NodePoolConfig): boolean {
 
 // ---------------------------------------------------------------- schema
 
+/**
+ * The workload name is also its container's name and the namespace a Namespace's name,
+ * both DNS-1123 labels (kubernetes@v1.36.5 pkg/apis/core/validation/validation.go
+ * validateContainers and ValidateNamespaceName, IsDNS1123Label).
+ */
 const dnsLabel = z
   .string({ error: 'must be a name' })
   .regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, { error: 'must be a lowercase RFC 1123 label (a-z, 0-9 and "-", at most 63 characters)' });
@@ -162,6 +167,13 @@ const dnsSubdomain = z
   .string({ error: 'must be a name' })
   .max(253, { error: 'must be at most 253 characters' })
   .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, { error: 'must be a lowercase RFC 1123 subdomain (a-z, 0-9, "-" and ".")' });
+/**
+ * Whole seconds up to the API field's own range: int32 for probe timings (k8s.io/api core/v1
+ * Probe), int64 for terminationGracePeriodSeconds and the preStop sleep (the API server
+ * checks only that they are not negative: kubernetes@v1.36.5 pkg/apis/core/validation/
+ * validation.go ValidateNonnegativeField); past 2^53 JavaScript cannot hold them exactly.
+ */
+const INT32_MAX = 2147483647;
 const seconds = (max: number) =>
   z
     .number({ error: `must be a whole number of seconds from 0 to ${max}` })
@@ -174,12 +186,14 @@ const podCountOrPercent = z
   .refine((v) => (typeof v === 'number' ? Number.isInteger(v) && v >= 0 : /^(100|[1-9]?[0-9])%$/.test(v)), {
     error: 'must be a whole number of pods (e.g. 1) or a percentage from 0% to 100% (e.g. 25%)',
   });
+// 0 is allowed: the API server defaults it (period 10 s, timeout 1 s, thresholds 3 and 1;
+// kubernetes@v1.36.5 pkg/apis/core/v1/defaults.go SetDefaults_Probe).
 const probeTiming = {
-  initialDelaySeconds: seconds(3600).optional(),
-  periodSeconds: z.number().int().min(1, { error: 'must be at least 1' }).optional(),
-  timeoutSeconds: z.number().int().min(1, { error: 'must be at least 1' }).optional(),
-  failureThreshold: z.number().int().min(1, { error: 'must be at least 1' }).optional(),
-  successThreshold: z.number().int().min(1, { error: 'must be at least 1' }).optional(),
+  initialDelaySeconds: seconds(INT32_MAX).optional(),
+  periodSeconds: seconds(INT32_MAX).optional(),
+  timeoutSeconds: seconds(INT32_MAX).optional(),
+  failureThreshold: z.number().int().min(0, { error: 'must be 0 (the default, 3) or more' }).max(INT32_MAX).optional(),
+  successThreshold: z.number().int().min(0, { error: 'must be 0 (the default, 1) or more' }).max(INT32_MAX).optional(),
 };
 
 /** A readiness probe in Kubernetes' own shape: exactly one of httpGet, tcpSocket or exec. */
@@ -246,11 +260,11 @@ export const workloadSchema = strict({
   /** Default: httpGet /ready on the container port every 5 s, unready after 2 failures. `false`: none. */
   readinessProbe: z.union([readinessProbeSchema, z.literal(false)], { error: 'must be a probe (httpGet, tcpSocket or exec) or false' }).optional(),
   /** preStop `sleep` so endpoints and load balancers stop sending before SIGTERM. 0: no hook. Default 10. */
-  preStopSleepSeconds: seconds(SPOT_INTERRUPTION_NOTICE_SECONDS * 10).optional(),
+  preStopSleepSeconds: seconds(Number.MAX_SAFE_INTEGER).optional(),
   /** Time the application needs after SIGTERM to drain and exit. Default 30. */
-  drainSeconds: seconds(SPOT_INTERRUPTION_NOTICE_SECONDS * 10).optional(),
+  drainSeconds: seconds(Number.MAX_SAFE_INTEGER).optional(),
   /** Default preStopSleepSeconds + drainSeconds + 5 (45 s). The preStop hook runs inside it. */
-  terminationGracePeriodSeconds: seconds(86400).optional(),
+  terminationGracePeriodSeconds: seconds(Number.MAX_SAFE_INTEGER).optional(),
   /** Exactly one of maxUnavailable or minAvailable. Default maxUnavailable 1. */
   disruptionBudget: strict({ maxUnavailable: podCountOrPercent.optional(), minAvailable: podCountOrPercent.optional() }).optional(),
   /** Spread over zones and capacity types. Default true. */

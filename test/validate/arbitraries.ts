@@ -13,7 +13,7 @@ import type { InfraOutputs } from '../../config/outputs.js';
  * with every operator, labels, taints, budgets, limits, static pools and node classes.
  */
 
-const CLUSTER = {
+export const CLUSTER = {
   name: 'karpenter-prop',
   region: 'us-east-1',
   kubernetesVersion: '1.36',
