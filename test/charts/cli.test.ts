@@ -222,8 +222,7 @@ describe('npm run synth: every problem of every stage in one run, sorted by file
       e.workloads[0].namespace = 'kube-system';
     });
     expectRefused(repo.root, [
-      'environments/staging.yaml: workloads[0].name: must not be "karpenter" in namespace kube-system: the Karpenter chart (Application staging-karpenter) renders Deployment kube-system/karpenter too (dist/staging/Deployment.karpenter.k8s.yaml); rename it',
-      'environments/staging.yaml: workloads[0].name: must not be "karpenter" in namespace kube-system: the Karpenter chart (Application staging-karpenter) renders PodDisruptionBudget kube-system/karpenter too (dist/staging/PodDisruptionBudget.karpenter.k8s.yaml); rename it',
+      'environments/staging.yaml:61:11: workloads[0].name: must not be "karpenter" in namespace kube-system: the Karpenter chart (Application staging-karpenter) renders Deployment and PodDisruptionBudget kube-system/karpenter too, and two Applications would fight over them; rename the workload',
     ]);
   });
 });
