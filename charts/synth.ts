@@ -35,12 +35,14 @@ export interface SynthResult {
  */
 export function synthesize(opts: SynthOptions): SynthResult {
   const environments = loadEnvironments(join(opts.root, 'environments'), opts.only, opts.root);
-  const app = new App({ outdir: join(opts.root, 'dist') });
   const errors: ConfigError[] = [];
   const built: Array<{ environment: LoadedEnvironment; outputs: InfraOutputs; chart: Chart }> = [];
   for (const environment of environments) {
     try {
       const outputs = readMatchingOutputs(opts.root, environment);
+      // An App per chart: cdk8s's chart.toJson() resolves and validates the whole App, so one
+      // shared App made 300 environments cost 300 x 300 chart walks.
+      const app = new App({ outdir: join(opts.root, 'dist') });
       built.push({ environment, outputs, chart: new EnvironmentChart(app, { environment, outputs }) });
     } catch (err) {
       if (err instanceof ConfigError) errors.push(err);
