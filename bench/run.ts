@@ -1,120 +1,199 @@
 /**
- * `npm run bench`: speed and memory of the synth path, each reported as a ratio
- * against the alternative measured in the same run on the same inputs. Nothing here
- * asserts a time; it prints a table.
+ * `npm run bench [-- --quick]`: how fast `npm run synth` is next to the floor (a Node
+ * process that only loads cdk8s and cdk8s-plus-30) and next to `cdk8s synth`, whole
+ * processes, medians of N runs, as ratios measured in the same run (absolute times move
+ * with the machine's load; ratios much less). Then the scaling curve, each command's
+ * `--help` and bad-argument refusal, the unit tests' wall time and the top of a CPU
+ * profile of the 1,000-NodePool case. Prints Markdown and writes bench/results.md.
+ * Nothing here asserts a target: it reports them.
  */
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { App, YamlOutputType } from 'cdk8s';
-import { stringify } from 'yaml';
-import { commit } from '../config/atomic.js';
-import { loadEnvironments } from '../config/environment.js';
-import { readOutputs } from '../config/outputs.js';
-import { EnvironmentChart } from '../charts/environment-chart.js';
-import { synthesize } from '../charts/synth.js';
-import { median, type BenchRow } from './measure.js';
+import { execFileSync } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { largeRepo } from './large-repo.js';
+import { topOfProfile } from './profile.js';
+import { repeat, ratio, seconds, table, type Command, type Stats } from './measure.js';
 import { benchValidate } from './validate.js';
 
 const ROOT = join(import.meta.dirname, '..');
+const { values: flags } = parseArgs({ options: { quick: { type: 'boolean', default: false }, out: { type: 'string' } }, strict: true });
+const quick = flags.quick!;
+/** Runs per row: fast rows, rows that take seconds (ts-node), scaling cases. */
+const RUNS = quick ? { fast: 3, slow: 1, scale: 1 } : { fast: 7, slow: 3, scale: 3 };
+const SCALING: ReadonlyArray<readonly [envs: number, pools: number]> = [[1, 10], [1, 100], [1, 1000], [1, 10000], [300, 10]];
 
-type Row = BenchRow;
+const out: string[] = [];
+const say = (text = '') => {
+  out.push(text);
+  process.stdout.write(`${text}\n`);
+};
 
-const fmt = (ms: number) => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(1)} ms`);
+const node = (args: readonly string[], cwd = ROOT): Command => ({ cmd: process.execPath, args, cwd });
+const npm = (args: readonly string[]): Command => ({ cmd: 'npm', args, cwd: ROOT });
+const cdk8s = (app: string, outdir: string): Command => ({ cmd: join(ROOT, 'node_modules/.bin/cdk8s'), args: ['synth', '--app', app, '--output', outdir], cwd: ROOT });
 
-/** A repo with `envs` environments of `pools` NodePools each, to see how synth scales. */
-function largeRepo(envs: number, pools: number): string {
-  const root = mkdtempSync(join(tmpdir(), 'bench-repo-'));
-  mkdirSync(join(root, 'environments'));
-  mkdirSync(join(root, 'infra/outputs'), { recursive: true });
-  const template = readOutputs(join(ROOT, 'infra/outputs/dev.json'));
-  const presets = ['spot-with-on-demand-fallback', 'spot-multi-arch', 'spot-small'] as const;
-  for (let e = 0; e < envs; e++) {
-    const name = `env-${String(e).padStart(3, '0')}`;
-    const env = {
-      cluster: { name, region: 'us-east-1', vpcId: 'vpc-0123456789abcdef0', privateSubnetIds: ['subnet-0123456789abcdef0', 'subnet-0123456789abcdef1'] },
-      nodeClasses: [{ name: 'default' }],
-      nodePools: Array.from({ length: pools }, (_, p) => ({ name: `pool-${p}`, preset: presets[p % 3], weight: p + 1 })),
-    };
-    writeFileSync(join(root, 'environments', `${name}.yaml`), stringify(env));
-    writeFileSync(join(root, 'infra/outputs', `${name}.json`), JSON.stringify({ ...template, clusterName: name, interruptionQueueName: name }));
-  }
+/** A scratch copy of the inputs, so no row writes into this checkout. */
+function inputsCopy(): string {
+  const root = mkdtempSync(join(tmpdir(), 'bench-inputs-'));
+  for (const rel of ['environments', 'infra/outputs', 'crds', 'gitops.yaml']) cpSync(join(ROOT, rel), join(root, rel), { recursive: true });
   return root;
 }
 
-/** The alternative writer: cdk8s's own App.synth() in FOLDER_PER_CHART_FILE_PER_RESOURCE mode (no validation of inputs across files, not atomic). */
-function cdk8sNativeSynth(root: string, outdir: string): void {
-  const envs = loadEnvironments(join(root, 'environments'), undefined, root);
-  const app = new App({ outdir, yamlOutputType: YamlOutputType.FOLDER_PER_CHART_FILE_PER_RESOURCE });
-  for (const environment of envs) new EnvironmentChart(app, { environment, outputs: readOutputs(join(root, 'infra/outputs', `${environment.name}.json`)) });
-  app.synth();
+/** The bundle the launcher runs for charts/main.ts (built by an earlier row). */
+function synthBundle(): string {
+  const cache = join(ROOT, 'node_modules/.cache/karpenter-gitops/run');
+  const fresh = readdirSync(cache)
+    .filter((n) => /^[0-9a-f]{16}-[0-9a-f]{24}$/.test(n) && existsSync(join(cache, n, 'meta.json')))
+    .map((n) => ({ n, meta: JSON.parse(readFileSync(join(cache, n, 'meta.json'), 'utf8')) as { inputs: Record<string, unknown> } }))
+    .filter(({ meta }) => 'charts/main.ts' in meta.inputs);
+  const index = readdirSync(cache).filter((n) => n.endsWith('.json')).map((n) => JSON.parse(readFileSync(join(cache, n), 'utf8')) as { key: string });
+  const current = fresh.find(({ n }) => index.some((i) => n.endsWith(`-${i.key}`)));
+  if (!current) throw new Error(`no bundle of charts/main.ts in ${cache}: run npm run synth first`);
+  return join(cache, current.n, 'main.js');
 }
 
-/** Our path: synthesize in memory, then swap the directory in atomically. */
-function oursSynth(root: string, outdir: string): void {
-  const result = synthesize({ root });
-  const files = new Map<string, string>();
-  for (const e of result.environments) for (const [f, t] of e.files) files.set(join(e.environment.name, f), t);
-  commit({ trees: new Map([[outdir, files]]) }, { root: dirname(outdir) });
+function machine(): string {
+  const cpu = cpus();
+  return `${cpu.length} x ${cpu[0]?.model.trim() ?? 'unknown CPU'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, ${platform()} ${release()}, Node ${process.version}`;
 }
 
-function inProcess(label: string, root: string, runs: number): Row {
-  const out = mkdtempSync(join(tmpdir(), 'bench-out-'));
-  try {
-    const ours = median(runs, () => oursSynth(root, join(out, 'ours')));
-    const alt = median(runs, () => {
-      rmSync(join(out, 'alt'), { recursive: true, force: true });
-      cdk8sNativeSynth(root, join(out, 'alt'));
-    });
-    return { what: label, ours: fmt(ours), alternative: `${fmt(alt)} (cdk8s App.synth)`, ratio: `${(ours / alt).toFixed(2)}x` };
-  } finally {
-    rmSync(out, { recursive: true, force: true });
-  }
-}
+const load = () => loadavg().map((l) => l.toFixed(1)).join(' ');
+const commandLine = `npm run bench${quick ? ' -- --quick' : ''}`;
 
-function heapOf(fn: () => void): number {
-  global.gc?.();
-  const before = process.memoryUsage().heapUsed;
-  fn();
-  return (process.memoryUsage().heapUsed - before) / 1024 / 1024;
-}
+say(`# npm run bench${quick ? ' (--quick)' : ''}`);
+say();
+say(`Command: \`${commandLine}\`. Machine: ${machine()}. Load average at start: ${load()}.`);
+say(`Medians of ${RUNS.fast} runs (${RUNS.slow} for the cdk8s rows, ${RUNS.scale} per scaling case), each after one unmeasured warm-up run. CPU is user + system time of the whole process tree.`);
+say();
 
-function wholeProcess(runs: number): Row {
-  const out = mkdtempSync(join(tmpdir(), 'bench-cli-'));
-  const run = (cmd: string, args: string[], env: NodeJS.ProcessEnv = {}) => () => {
-    const r = spawnSync(cmd, args, { cwd: ROOT, env: { ...process.env, ...env }, encoding: 'utf8' });
-    if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed: ${r.stderr}`);
-  };
-  try {
-    const ours = median(runs, run(process.execPath, ['--import', 'tsx', 'charts/main.ts'], { CDK8S_OUTDIR: join(out, 'a') }));
-    const alt = median(runs, run(join(ROOT, 'node_modules/.bin/cdk8s'), ['synth', '--output', join(out, 'b')]));
-    return { what: 'whole process, shipped envs (dist/ and argocd/)', ours: `${fmt(ours)} (node --import tsx)`, alternative: `${fmt(alt)} (cdk8s synth: same app via the cdk8s CLI)`, ratio: `${(ours / alt).toFixed(2)}x` };
-  } finally {
-    rmSync(out, { recursive: true, force: true });
-  }
-}
-
-const rows: Row[] = [];
-const shipped = synthesize({ root: ROOT }).environments.reduce((n, e) => n + e.objects.length, 0);
-rows.push(inProcess(`in-process synth, shipped envs (${shipped} objects)`, ROOT, 20));
-const big = largeRepo(100, 10);
+// ---------------------------------------------------------------- the table of the issue
+const inputs = inputsCopy();
 try {
-  rows.push(inProcess('in-process synth, 100 envs x 10 NodePools (1,300 objects)', big, 3));
-  const out = mkdtempSync(join(tmpdir(), 'bench-mem-'));
-  const oursHeap = heapOf(() => oursSynth(big, join(out, 'a')));
-  const altHeap = heapOf(() => cdk8sNativeSynth(big, join(out, 'b')));
-  rmSync(out, { recursive: true, force: true });
-  rows.push({ what: 'heap growth, 1,300 objects', ours: `${oursHeap.toFixed(1)} MiB`, alternative: `${altHeap.toFixed(1)} MiB (cdk8s App.synth)`, ratio: `${(oursHeap / altHeap).toFixed(2)}x` });
-} finally {
-  rmSync(big, { recursive: true, force: true });
-}
-rows.push(wholeProcess(3));
-rows.push(...(await benchValidate()).rows);
+  const cdk8sApp = /^app:\s*(.+)$/m.exec(readFileSync(join(ROOT, 'cdk8s.yaml'), 'utf8'))![1]!.trim();
+  const rows: Array<{ what: string; stats: Stats }> = [];
+  const row = (what: string, c: Command, runs: number, expect = 0) => {
+    process.stderr.write(`bench: ${what}\n`);
+    const stats = repeat(c, runs, { expect });
+    rows.push({ what, stats });
+    return stats;
+  };
+  const root = ['--root', inputs];
+  const floor = row('floor: `node` importing only cdk8s and cdk8s-plus-30', node(['--input-type=module', '-e', "import 'cdk8s'; import 'cdk8s-plus-30';"]), RUNS.fast);
+  const synth = row('`npm run synth` (whole process: npm, launcher, bundle)', npm(['run', 'synth', '--', ...root]), RUNS.fast);
+  row('`node scripts/run.mjs charts/main.ts` (the launcher, no npm)', node(['scripts/run.mjs', 'charts/main.ts', ...root]), RUNS.fast);
+  row('compiled: `node <cached bundle>/main.js`', node([synthBundle(), ...root]), RUNS.fast);
+  row('`node --import tsx charts/main.ts` (what `npm run synth` ran before)', node(['--import', 'tsx', 'charts/main.ts', ...root]), RUNS.fast);
+  const tsNode = row(
+    '`cdk8s synth`, app run by ts-node as `cdk8s init` sets it up (ESM form: `node --loader ts-node/esm`, type-checking)',
+    cdk8s(`node --loader ts-node/esm charts/main.ts --root ${inputs}`, join(inputs, 'cdk8s-out')),
+    RUNS.slow,
+  );
+  row(`\`cdk8s synth\` with our cdk8s.yaml (\`${cdk8sApp}\`)`, cdk8s(`${cdk8sApp} --root ${inputs}`, join(inputs, 'cdk8s-out')), RUNS.slow);
 
-const width = (k: keyof Row) => Math.max(k.length, ...rows.map((r) => r[k].length));
-const line = (r: Row) => (['what', 'ours', 'alternative', 'ratio'] as const).map((k) => r[k].padEnd(width(k))).join(' | ');
-console.log(line({ what: 'what', ours: 'ours', alternative: 'alternative', ratio: 'ratio' }));
-console.log((['what', 'ours', 'alternative', 'ratio'] as const).map((k) => '-'.repeat(width(k))).join('-|-'));
-for (const r of rows) console.log(line(r));
-console.log('\nratio = ours / alternative (below 1 is faster or smaller). Medians; machine load varies between runs.');
+  say('## Shipped environments, whole process');
+  say();
+  say(
+    table(
+      ['command', 'wall', 'cpu', 'wall vs floor', 'cpu vs floor'],
+      rows.map(({ what, stats }) => [what, seconds(stats.wallMs), seconds(stats.cpuMs), ratio(stats.wallMs, floor.wallMs), ratio(stats.cpuMs, floor.cpuMs)]),
+    ),
+  );
+  say();
+  say('Targets (reported, not asserted):');
+  say(`- \`npm run synth\` within 2x of the floor: ${ratio(synth.wallMs, floor.wallMs)} wall, ${ratio(synth.cpuMs, floor.cpuMs)} CPU.`);
+  say(`- at least 10x faster than \`cdk8s synth\` with ts-node: ${ratio(tsNode.wallMs, synth.wallMs)} (wall), ${ratio(tsNode.cpuMs, synth.cpuMs)} (CPU).`);
+  say();
+
+  // ------------------------------------------------------------ --help and refusals
+  // Every package.json script that runs through the launcher is a command of ours.
+  const scripts = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+  const commands = Object.entries(scripts).filter(([name, line]) => line.includes('scripts/run.mjs') && name !== 'bench').map(([name]) => name);
+  const answers: string[][] = [];
+  for (const name of commands) {
+    for (const args of [['--help'], ['--no-such-option']]) {
+      process.stderr.write(`bench: npm run ${name} -- ${args.join(' ')}\n`);
+      // --root keeps a command that ignores the argument from writing into this checkout.
+      const stats = repeat(npm(['run', name, '--', ...args, ...(name === 'synth' ? root : [])]), RUNS.fast, { expect: 'any' });
+      const said = (stats.last.stdout.trim() || stats.last.stderr.trim()).split('\n').find((l) => !l.startsWith('>') && l.trim() !== '') ?? '';
+      answers.push([`\`npm run ${name} -- ${args.join(' ')}\``, String(stats.last.code), seconds(stats.wallMs), seconds(stats.cpuMs), ratio(stats.wallMs, floor.wallMs), said.slice(0, 70)]);
+    }
+  }
+  say('## `--help` and refusals (target: under 2x the floor)');
+  say();
+  say(table(['command', 'exit', 'wall', 'cpu', 'wall vs floor', 'first line'], answers));
+  say();
+} finally {
+  rmSync(inputs, { recursive: true, force: true });
+}
+
+// ---------------------------------------------------------------- scaling
+say('## Scaling: `node scripts/run.mjs charts/main.ts --root <generated repo>`');
+say();
+say('Each environment: one node class, N NodePools (the three presets in turn), the inflate Deployment and PDB; gitops.yaml gives each environment one cluster (3 Applications). Measured with dist/ already there, as in CI. Objects = files written to dist/ and argocd/ (the 4 vendored CRDs not counted).');
+say();
+const scaling: string[][] = [];
+let profiled: ReturnType<typeof topOfProfile> | undefined;
+for (const [envs, pools] of SCALING) {
+  const repo = largeRepo(envs, pools);
+  try {
+    process.stderr.write(`bench: scaling ${envs} x ${pools}\n`);
+    const c = node(['scripts/run.mjs', 'charts/main.ts', '--root', repo.root]);
+    const stats = repeat(c, RUNS.scale, { rss: true });
+    const count = (dir: string): number =>
+      readdirSync(dir, { withFileTypes: true }).reduce((n, e) => n + (e.isDirectory() ? (e.name === 'karpenter-crds' ? 0 : count(join(dir, e.name))) : 1), 0);
+    const objects = count(join(repo.root, 'dist')) + count(join(repo.root, 'argocd'));
+    const what = envs === 1 ? `1 environment x ${pools.toLocaleString('en-US')} NodePools` : `${envs} environments x ${pools} NodePools, with Argo CD objects`;
+    scaling.push([what, objects.toLocaleString('en-US'), seconds(stats.wallMs), seconds(stats.cpuMs), `${stats.peakRssMiB.toFixed(0)} MiB`, `${(stats.wallMs / objects).toFixed(2)} ms`, `${(stats.cpuMs / objects).toFixed(2)} ms`]);
+    if (envs === 1 && pools === 1000) {
+      const dir = mkdtempSync(join(tmpdir(), 'bench-prof-'));
+      try {
+        execFileSync(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${dir}`, 'scripts/run.mjs', 'charts/main.ts', '--root', repo.root], { cwd: ROOT, stdio: 'ignore' });
+        profiled = topOfProfile(dir, 12);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }
+  } finally {
+    repo.dispose();
+  }
+}
+say(table(['case', 'objects', 'wall', 'cpu', 'peak RSS', 'wall per object', 'cpu per object'], scaling));
+say();
+say('Targets: 300 x 10 under 3 s and 300 MB; 10,000 NodePools under 10 s and 500 MB; cost per object flat from 10 to 10,000.');
+say();
+
+// ---------------------------------------------------------------- profile
+if (profiled) {
+  say(`## CPU profile, 1 environment x 1,000 NodePools (\`node --cpu-prof\`, ${seconds(profiled.total)} sampled)`);
+  say();
+  say('Self time by owner (package, our source file, Node\'s module loader, GC):');
+  say();
+  say(table(['owner', 'self', 'share'], profiled.owners.map((l) => [l.what, `${l.ms.toFixed(0)} ms`, `${(l.share * 100).toFixed(1)}%`])));
+  say();
+  say('Top functions by self time:');
+  say();
+  say(table(['function', 'self', 'share'], profiled.functions.map((l) => [l.what, `${l.ms.toFixed(0)} ms`, `${(l.share * 100).toFixed(1)}%`])));
+  say();
+}
+
+// ---------------------------------------------------------------- validator, unit tests
+if (!quick) {
+  process.stderr.write('bench: validator\n');
+  const { rows } = benchValidate();
+  say('## Validator, in process');
+  say();
+  say(table(['what', 'ours', 'alternative', 'ratio'], rows.map((r) => [r.what, r.ours, r.alternative, r.ratio])));
+  say();
+  process.stderr.write('bench: unit tests\n');
+  const unit = repeat({ cmd: process.execPath, args: [join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', '--project', 'unit'], cwd: ROOT }, 1, { warmup: 0, expect: 'any' });
+  const summary = /vitest: .*/.exec(unit.last.stdout)?.[0] ?? `exit ${unit.last.code}`;
+  say(`## Unit tests\n\n\`npx vitest run --project unit\`: ${seconds(unit.wallMs)} wall, ${seconds(unit.cpuMs)} CPU (${summary}). Target: under a minute.`);
+  say();
+} else {
+  say('Validator rows and the unit tests\' wall time: run without `--quick`.');
+  say();
+}
+say(`Load average at the end: ${load()}.`);
+writeFileSync(flags.out ?? join(ROOT, 'bench', 'results.md'), `${out.join('\n')}\n`);

@@ -5,6 +5,7 @@ import { CommitError, commit, faultHookFromEnv, recoverCommit, type CommitOption
 import { environmentJsonSchema } from './json-schema.js';
 import { ConfigError } from '../config/errors.js';
 import { synthesize } from './synth.js';
+import { summaryLine } from './summary.js';
 import { synthesizeArgocd } from './argocd/synth.js';
 import { ARGOCD_DIR } from './argocd/names.js';
 
@@ -108,9 +109,9 @@ async function main(argv: readonly string[]): Promise<void> {
 
   for (const w of result.warnings) process.stderr.write(`warning: ${w}\n`);
   const ms = Number((process.hrtime.bigint() - started) / 1_000_000n);
-  const summary = result.environments.map((e) => `${e.environment.name} (${e.objects.length} objects)`).join(', ');
-  const argocdSummary = argocd ? ` and ${argocd.objects.length} Argo CD objects and ${argocd.crds.length} CRDs into ${ARGOCD_DIR}/` : ` (${ARGOCD_DIR}/ left as is: --env given)`;
-  process.stdout.write(`synthesized ${summary} into ${DIST_DIR}/${argocdSummary} in ${ms} ms\n`);
+  const environments = result.environments.map((e) => ({ name: e.environment.name, objects: e.objects.length }));
+  const argocdCounts = argocd && { objects: argocd.objects.length, crds: argocd.crds.length };
+  process.stdout.write(`${summaryLine({ environments, distDir: DIST_DIR, argocdDir: ARGOCD_DIR, argocd: argocdCounts, ms })}\n`);
 }
 
 /** cdk8s synth lists and validates what is in its output directory: give it a copy of dist/'s new files. */
