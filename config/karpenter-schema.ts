@@ -22,7 +22,7 @@ import { PRESETS, resolveNodePool } from './presets.js';
 import { DEFAULT_AMI_ALIAS } from './defaults.js';
 import { cronProblem } from './cron.js';
 import { budgetDuration, duration, durationOrNever, enumOf, labelKey, labelValue, nonNegativeQuantity, objectName, qualifiedName, quantity, strict } from './schema-kit.js';
-import { duplicateTaints, emptyIntersections, knownValuesProblem } from './karpenter-runtime.js';
+import { duplicateTaints, emptyIntersections, knownValuesProblem, OFFERED_VALUES, WELL_KNOWN_VALUES } from './karpenter-runtime.js';
 
 /**
  * The NodePool and EC2NodeClass parts of an environment file. Field names and shapes
@@ -232,6 +232,15 @@ export const nodePoolSchema = strict({
       message: `must not repeat the key and effect of ${d.first} (${t.key}:${t.effect}): Karpenter refuses duplicate taint key/effect pairs across taints and startupTaints`,
       input: t,
     });
+  }
+  // A label is also a requirement In [value] for scheduling (core
+  // pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go NewNodeClaimTemplate adds
+  // scheduling.NewLabelRequirements(labels)): the same known values apply.
+  for (const [key, value] of Object.entries(p.labels ?? {})) {
+    const known = WELL_KNOWN_VALUES[key] ?? OFFERED_VALUES[key];
+    if (known && !known.includes(value)) {
+      ctx.addIssue({ code: 'custom', path: ['labels', key], message: `must be one of ${known.join(', ')}: the label is also a requirement, and no instance or offering has another value`, input: value });
+    }
   }
   const resolved = resolveNodePool(p);
   for (const e of emptyIntersections(resolved.requirements ?? [], p.labels)) {

@@ -169,6 +169,12 @@ describe('environment files: bad input is named by file, field path, value and w
       'environments/prod.yaml: nodePools[1].requirements[4].values: must include one of dedicated, default for karpenter.k8s.aws/instance-tenancy (Karpenter refuses the NodePool otherwise), got ["shared"]',
     ],
     [
+      'a capacity-type label no offering has (labels are requirements too)',
+      (e: any) => (e.nodePools[1].labels = { 'karpenter.sh/capacity-type': 'spott' }),
+      'environments/prod.yaml: nodePools[1].labels["karpenter.sh/capacity-type"]: must be one of on-demand, spot, reserved: the label is also a requirement, and no instance or offering has another value, got "spott"\n' +
+        'environments/prod.yaml: nodePools[1].requirements[0]: must leave at least one value for karpenter.sh/capacity-type: In [on-demand] and label "spott" admit none (Karpenter intersects them), so the NodePool can never launch a node, got {"key":"karpenter.sh/capacity-type","operator":"In","values":["on-demand"]}',
+    ],
+    [
       'kubernetes.io/arch In [x86_64] (no AWS instance type carries it)',
       (e: any) => (e.nodePools[1].requirements[1].values = ['x86_64']),
       'environments/prod.yaml: nodePools[1].requirements[1].values: must include amd64 or arm64 for kubernetes.io/arch: no AWS instance type carries any other value (x86_64 is EC2\'s name for amd64), got ["x86_64"]',
