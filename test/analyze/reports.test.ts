@@ -16,6 +16,16 @@ describe('reports/<env>.md and the chart', () => {
   let dir: string | undefined;
   afterEach(() => dir && rmSync(dir, { recursive: true, force: true }));
 
+  it("README's npm run analyze excerpt is a real excerpt of reports/prod.md", () => {
+    const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
+    const excerpt = readme.slice(readme.indexOf('An excerpt of `npm run analyze -- --env prod`'));
+    const block = excerpt.slice(excerpt.indexOf('```markdown') + 12, excerpt.indexOf('\n```\n'));
+    const report = readFileSync(join(REPO, 'reports/prod.md'), 'utf8').split('\n');
+    expect(block.split('\n').length).toBeGreaterThan(20);
+    for (const line of block.split('\n')) expect(report).toContain(line);
+    expect(readme).toContain('![prod: admitted instance types, vCPU against On-Demand dollars per hour](reports/prod.svg)');
+  });
+
   it('the committed report and chart data are what the analysis renders now', () => {
     expect(renderReport(prod)).toBe(readFileSync(join(REPO, 'reports/prod.md'), 'utf8'));
     expect(chartSpecText(chartSpec(prod))).toBe(readFileSync(join(REPO, 'reports/prod.chart.json'), 'utf8'));
