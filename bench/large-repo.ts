@@ -22,6 +22,8 @@ export function largeRepo(envs: number, pools: number): LargeRepo {
   mkdirSync(join(root, 'environments'));
   mkdirSync(join(root, 'infra', 'outputs'), { recursive: true });
   cpSync(join(ROOT, 'crds'), join(root, 'crds'), { recursive: true });
+  // Synth analyzes every pool against the region's catalogue: the large repo pays for it too.
+  cpSync(join(ROOT, 'catalogue'), join(root, 'catalogue'), { recursive: true });
   const template = JSON.parse(readFileSync(join(ROOT, 'infra', 'outputs', 'dev.json'), 'utf8')) as Record<string, string>;
   const names = Array.from({ length: envs }, (_, e) => `env-${String(e).padStart(String(envs - 1).length, '0')}`);
   for (const name of names) {

@@ -16,6 +16,9 @@ import { largeRepo } from './large-repo.js';
 import { topOfProfile } from './profile.js';
 import { repeat, ratio, seconds, table, type Command, type Stats } from './measure.js';
 import { benchValidate } from './validate.js';
+import { analyzeEnvironment } from '../analyze/analyze.js';
+import { readCatalogue } from '../catalogue/catalogue.js';
+import { synthesize } from '../charts/synth.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const { values: flags } = parseArgs({ options: { quick: { type: 'boolean', default: false }, out: { type: 'string' } }, strict: true });
@@ -37,7 +40,7 @@ const cdk8s = (app: string, outdir: string): Command => ({ cmd: join(ROOT, 'node
 /** A scratch copy of the inputs, so no row writes into this checkout. */
 function inputsCopy(): string {
   const root = mkdtempSync(join(tmpdir(), 'bench-inputs-'));
-  for (const rel of ['environments', 'infra/outputs', 'crds', 'gitops.yaml']) cpSync(join(ROOT, rel), join(root, rel), { recursive: true });
+  for (const rel of ['environments', 'infra/outputs', 'crds', 'catalogue', 'gitops.yaml']) cpSync(join(ROOT, rel), join(root, rel), { recursive: true });
   return root;
 }
 
@@ -178,11 +181,41 @@ if (profiled) {
   say();
 }
 
-// ---------------------------------------------------------------- validator, unit tests
+/**
+ * The analyzer's cost per NodePool over the full catalogue (issue 10 asks for well under
+ * 50 ms), and what reading and checking the catalogue costs against JSON.parse alone.
+ */
+function analyzerRows(): Array<{ what: string; ours: string; alternative: string; ratio: string }> {
+  const envs = synthesize({ root: ROOT }).environments;
+  const catalogue = readCatalogue(ROOT, 'us-east-1');
+  const pools = envs.reduce((n, e) => n + e.environment.config.nodePools.length, 0);
+  const time = (runs: number, f: () => void) => {
+    const ms: number[] = [];
+    for (let i = 0; i < runs; i++) {
+      const t = performance.now();
+      f();
+      ms.push(performance.now() - t);
+    }
+    return ms.sort((a, b) => a - b)[Math.floor(runs / 2)]!;
+  };
+  const all = time(20, () => {
+    for (const e of envs) analyzeEnvironment(e.environment, e.objects, catalogue);
+  });
+  const read = time(10, () => readCatalogue(ROOT, 'us-east-1'));
+  const parse = time(10, () => JSON.parse(readFileSync(join(ROOT, 'catalogue/us-east-1.json'), 'utf8')));
+  const types = Object.keys(catalogue.instanceTypes).length.toLocaleString('en-US');
+  const ms = (v: number) => `${v.toFixed(1)} ms`;
+  return [
+    { what: `analyzer per NodePool, full catalogue (${types} types), shipped pools`, ours: `${ms(all / pools)}/pool`, alternative: '50 ms/pool (issue 10 target)', ratio: `${(all / pools / 50).toFixed(2)}x` },
+    { what: 'catalogue read + zod contract check', ours: ms(read), alternative: `${ms(parse)} (JSON.parse only)`, ratio: `${(read / parse).toFixed(2)}x` },
+  ];
+}
+
+// ---------------------------------------------------------------- validator, analyzer, unit tests
 if (!quick) {
   process.stderr.write('bench: validator\n');
-  const { rows } = benchValidate();
-  say('## Validator, in process');
+  const rows = [...benchValidate().rows, ...analyzerRows()];
+  say('## Validator and analyzer, in process');
   say();
   say(table(['what', 'ours', 'alternative', 'ratio'], rows.map((r) => [r.what, r.ours, r.alternative, r.ratio])));
   say();

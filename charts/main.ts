@@ -8,6 +8,7 @@ import { synthesize } from './synth.js';
 import { summaryLine } from './summary.js';
 import { synthesizeArgocd } from './argocd/synth.js';
 import { ARGOCD_DIR } from './argocd/names.js';
+import { REPORTS_DIR, reportFiles } from '../analyze/reports.js';
 
 /**
  * `npm run synth [-- --env <name> ...]`: validates every input, renders every file in
@@ -18,7 +19,7 @@ import { ARGOCD_DIR } from './argocd/names.js';
  * (one message, nothing changed); 2 a bug of this program ("internal error, please report").
  */
 
-const USAGE = 'Usage: npm run synth [-- --env <name>[,<name>...]] [--root <repository>]';
+const USAGE = 'Usage: npm run synth [-- --env <name>[,<name>...]] [--root <repository>] [--render-charts]';
 const DIST_DIR = 'dist';
 /** cdk8s.yaml's `output`: cdk8s synth deletes it before running the app, so it holds only a copy. */
 const CDK8S_SCRATCH = '.cdk8s.out';
@@ -30,12 +31,14 @@ class UsageError extends Error {}
 interface Cli {
   readonly root: string;
   readonly only: readonly string[];
+  /** Redraw every report chart, even where its data did not change (CI does, to prove them fresh). */
+  readonly renderCharts: boolean;
 }
 
 function parseCli(argv: readonly string[]): Cli {
-  let values: { env?: string[]; root?: string };
+  let values: { env?: string[]; root?: string; 'render-charts'?: boolean };
   try {
-    ({ values } = parseArgs({ args: [...argv], options: { env: { type: 'string', multiple: true }, root: { type: 'string' } }, strict: true }));
+    ({ values } = parseArgs({ args: [...argv], options: { env: { type: 'string', multiple: true }, root: { type: 'string' }, 'render-charts': { type: 'boolean' } }, strict: true }));
   } catch (err) {
     throw new UsageError(`${(err as Error).message}. ${USAGE}`);
   }
@@ -56,7 +59,7 @@ function parseCli(argv: readonly string[]): Cli {
     }
     if (!isDir) throw new UsageError(`--root ${values.root}: not a directory`);
   }
-  return { root, only };
+  return { root, only, renderCharts: values['render-charts'] ?? false };
 }
 
 /**
@@ -81,7 +84,7 @@ function outputDirs(root: string, outdir: string | undefined): { dist: string; s
 
 async function main(argv: readonly string[]): Promise<void> {
   const started = process.hrtime.bigint();
-  const { root, only } = parseCli(argv);
+  const { root, only, renderCharts } = parseCli(argv);
   const out = outputDirs(root, process.env.CDK8S_OUTDIR);
   const lock: Omit<CommitOptions, 'root'> = {
     faultHook: faultHookFromEnv(process.env.KARPENTER_GITOPS_FAULT),
@@ -104,6 +107,8 @@ async function main(argv: readonly string[]): Promise<void> {
   // synth renders it; it is committed together with dist/, all or nothing.
   const argocd = only.length === 0 ? await synthesizeArgocd({ root, environments: result.environments }) : undefined;
   if (argocd) trees.set(join(root, ARGOCD_DIR), new Map(argocd.files));
+  const analyses = result.environments.flatMap((e) => (e.analysis ? [e.analysis] : []));
+  trees.set(join(root, REPORTS_DIR), await reportFiles({ root, analyses, keepOthers: only.length > 0, renderCharts }));
   commit({ trees, files: new Map([[join(root, SCHEMA_FILE), environmentJsonSchema()]]) }, { root, ...lock });
   if (out.scratch) copyInto(out.scratch, trees, out.dist);
 

@@ -10,12 +10,16 @@ import { fileNameFor, renderFiles, validateConstructs, type Manifest } from './r
 import { ManifestError, validateManifests, type Origin, type Segments } from '../validate/manifests.js';
 import { resolveNodePool } from '../config/presets.js';
 import { argocdInputErrors } from './argocd/synth.js';
+import { analyzeForSynth } from '../analyze/reports.js';
+import type { EnvironmentAnalysis } from '../analyze/analyze.js';
 
 export interface SynthOptions {
   /** Repository root: environments/, infra/outputs/ are read from here. */
   readonly root: string;
   /** Only these environments (default: all). */
   readonly only?: readonly string[];
+  /** Return error findings of the analyzer in `analysis` instead of throwing (`npm run analyze` prints them). */
+  readonly keepAnalysisErrors?: boolean;
 }
 
 export interface EnvironmentResult {
@@ -24,6 +28,8 @@ export interface EnvironmentResult {
   readonly objects: readonly Manifest[];
   /** File name -> YAML text, sorted by name. */
   readonly files: ReadonlyMap<string, string>;
+  /** What the NodePools admit and cost (reports/<env>.md); undefined when the region has no catalogue. */
+  readonly analysis?: EnvironmentAnalysis;
 }
 
 export interface SynthResult {
@@ -71,10 +77,15 @@ export function synthesize(opts: SynthOptions): SynthResult {
   errors.push(...charts.flatMap(({ environment, objects }) => immutableChanges(opts.root, environment, objects)));
   // argocd/ is rendered by a full synth only; its inputs are checked here so their problems join the others.
   if (!opts.only || opts.only.length === 0) errors.push(...argocdInputErrors(opts.root, charts, names));
+  // A pool that admits no instance type, or a workload that fits none, is as broken as an
+  // invalid field: Argo CD would sync it green and no node would ever launch.
+  let analyzed: ReturnType<typeof analyzeForSynth> = { analyses: [], errors: [], warnings: [] };
+  collect(() => (analyzed = analyzeForSynth(opts.root, charts)));
+  if (!opts.keepAnalysisErrors) errors.push(...analyzed.errors);
   if (errors.length > 0) throw sortedByFile(errors);
 
-  const results = charts.map((c) => ({ ...c, files: renderFiles(c.objects, `dist/${c.environment.name}`) }));
-  return { environments: results, warnings: [...environments.flatMap((e) => e.warnings), ...results.flatMap(nodeRoleWarnings)] };
+  const results = charts.map((c, i) => ({ ...c, files: renderFiles(c.objects, `dist/${c.environment.name}`), analysis: analyzed.analyses[i] }));
+  return { environments: results, warnings: [...environments.flatMap((e) => e.warnings), ...results.flatMap(nodeRoleWarnings), ...analyzed.warnings] };
 }
 
 /** One error for many, files in order (stable: a file's lines keep their order). */
