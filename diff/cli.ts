@@ -1,0 +1,115 @@
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { ConfigError } from '../config/errors.js';
+import { synthesize } from '../charts/synth.js';
+import { readCatalogue, type Catalogue } from '../catalogue/catalogue.js';
+import type { Analyzer } from './analysis.js';
+import { GitError, readDistAt, resolveBase } from './git.js';
+import { reviewEnvironment, type EnvironmentReview } from './compare.js';
+import { renderMarkdown } from './markdown.js';
+
+const USAGE = 'Usage: npm run diff [-- --base <git ref>] [--env <name>] [--fail-on drift]';
+
+export interface DiffOptions {
+  readonly root: string;
+  readonly base?: string;
+  readonly env?: string;
+  readonly analyzer?: Analyzer;
+}
+
+export interface DiffResult {
+  readonly markdown: string;
+  readonly reviews: readonly EnvironmentReview[];
+  /** Whether any change replaces nodes (all or some). */
+  readonly drift: boolean;
+}
+
+/**
+ * Synthesizes the working tree in memory (nothing is written), reads dist/ at the base
+ * revision with git, and reviews every environment present on either side.
+ */
+export function runDiff(opts: DiffOptions): DiffResult {
+  const base = resolveBase(opts.root, opts.base);
+  const synth = synthesize({ root: opts.root, ...(opts.env ? { only: [opts.env] } : {}) });
+  const baseDist = readDistAt(opts.root, base.commit);
+  const now = new Map(synth.environments.map((e) => [e.environment.name, e]));
+  const names = [...new Set([...now.keys(), ...(opts.env ? [] : baseDist.keys())])].sort();
+  const catalogues = new Map<string, Catalogue | undefined>();
+  const reviews = names.map((name) => {
+    const after = now.get(name);
+    const before = baseDist.get(name);
+    const region = after?.environment.config.cluster.region;
+    const catalogue = region === undefined ? undefined : catalogueFor(opts.root, region, catalogues);
+    return reviewEnvironment({
+      environment: name,
+      before,
+      after: after?.objects,
+      ...(opts.analyzer && before ? { analysisBefore: opts.analyzer(name, before) } : {}),
+      ...(opts.analyzer && after ? { analysisAfter: opts.analyzer(name, after.objects) } : {}),
+      ...(catalogue ? { knownValues: knownValues(catalogue) } : {}),
+    });
+  });
+  const markdown = renderMarkdown(reviews, `\`${base.label}\` (${base.commit.slice(0, 12)})`);
+  const drift = reviews.some((r) => r.objects.some((o) => o.effect === 'replaces' || o.effect === 'replaces-some'));
+  return { markdown, reviews, drift };
+}
+
+function catalogueFor(root: string, region: string, cache: Map<string, Catalogue | undefined>): Catalogue | undefined {
+  if (!cache.has(region)) {
+    try {
+      cache.set(region, readCatalogue(root, region));
+    } catch {
+      cache.set(region, undefined); // no catalogue for the region: requirement changes are judged on the values they name
+    }
+  }
+  return cache.get(region);
+}
+
+/** Label values per key across the catalogue, plus its zones and the capacity types. */
+function knownValues(catalogue: Catalogue): (key: string) => readonly string[] {
+  const byKey = new Map<string, Set<string>>();
+  for (const t of Object.values(catalogue.instanceTypes)) {
+    for (const [k, v] of Object.entries(t.labels)) (byKey.get(k) ?? byKey.set(k, new Set()).get(k)!).add(v);
+  }
+  byKey.set('karpenter.sh/capacity-type', new Set(['spot', 'on-demand', 'reserved']));
+  if (catalogue.zones) byKey.set('topology.kubernetes.io/zone', new Set(catalogue.zones));
+  return (key) => [...(byKey.get(key) ?? [])];
+}
+
+async function main(argv: readonly string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: { base: { type: 'string' }, env: { type: 'string' }, 'fail-on': { type: 'string' }, root: { type: 'string' } },
+    strict: true,
+  });
+  const failOn = values['fail-on'];
+  if (failOn !== undefined && failOn !== 'drift') throw new UsageError(`--fail-on: must be "drift", got "${failOn}"`);
+  const analyzer = await loadAnalyzer();
+  const result = runDiff({ root: resolve(values.root ?? process.cwd()), ...(values.base ? { base: values.base } : {}), ...(values.env ? { env: values.env } : {}), ...(analyzer ? { analyzer } : {}) });
+  process.stdout.write(result.markdown);
+  return failOn === 'drift' && result.drift ? 1 : 0;
+}
+
+/** The analyzer, when this checkout has one (see diff/analysis.ts for the seam). */
+async function loadAnalyzer(): Promise<Analyzer | undefined> {
+  return undefined;
+}
+
+class UsageError extends Error {}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  try {
+    process.exitCode = await main(process.argv.slice(2));
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`error: invalid input\n${err.message}\n`);
+      process.exitCode = 2;
+    } else if (err instanceof GitError || err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      process.stderr.write(`error: ${(err as Error).message}\n${USAGE}\n`);
+      process.exitCode = 2;
+    } else {
+      process.stderr.write(`error: ${(err as Error).stack ?? String(err)}\n`);
+      process.exitCode = 2;
+    }
+  }
+}
