@@ -1,4 +1,5 @@
-import { resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../config/errors.js';
 import { synthesize } from '../charts/synth.js';
@@ -30,10 +31,12 @@ export interface DiffResult {
  */
 export function runDiff(opts: DiffOptions): DiffResult {
   const base = resolveBase(opts.root, opts.base);
-  const synth = synthesize({ root: opts.root, ...(opts.env ? { only: [opts.env] } : {}) });
   const baseDist = readDistAt(opts.root, base.commit);
+  // An environment the change deletes exists only at the base: review it as deleted, synthesize nothing.
+  const deletedHere = opts.env !== undefined && baseDist.has(opts.env) && !existsSync(join(opts.root, 'environments', `${opts.env}.yaml`));
+  const synth = deletedHere ? { environments: [] } : synthesize({ root: opts.root, ...(opts.env ? { only: [opts.env] } : {}) });
   const now = new Map(synth.environments.map((e) => [e.environment.name, e]));
-  const names = [...new Set([...now.keys(), ...(opts.env ? [] : baseDist.keys())])].sort();
+  const names = opts.env ? [opts.env] : [...new Set([...now.keys(), ...baseDist.keys()])].sort();
   const catalogues = new Map<string, Catalogue | undefined>();
   const reviews = names.map((name) => {
     const after = now.get(name);

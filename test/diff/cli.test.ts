@@ -1,4 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runDiff } from '../../diff/cli.js';
@@ -203,5 +204,16 @@ describe('npm run diff: the base and the command line', () => {
     expect(a).toBe(b);
     expect(a).toContain('**No change replaces nodes.**');
     expect(execFileSync('git', ['-C', repo.root, 'status', '--porcelain'], { encoding: 'utf8' })).toBe('');
+  });
+});
+
+describe('npm run diff: environments added and removed', () => {
+  it('GIVEN the change deletes an environment WHEN diffed with --env THEN its pools are deleted and drain', () => {
+    repo = gitRepo();
+    rmSync(join(repo.root, 'environments', 'dev.yaml'));
+    const result = runDiff({ root: repo.root, base: 'main', env: 'dev' });
+    expect(result.reviews.map((r) => [r.environment, r.status])).toEqual([['dev', 'deleted']]);
+    expect(result.reviews[0]!.objects.filter((o) => o.kind === 'NodePool').map((o) => [o.name, o.status, o.effect])).toEqual([['default', 'deleted', 'replaces']]);
+    expect(result.markdown).toContain('### dev (environment removed)');
   });
 });
