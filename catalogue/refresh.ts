@@ -35,9 +35,22 @@ export interface Clients {
  * permission fails before the long EC2 listings; then the three EC2 listings together.
  */
 export async function observe(clients: Clients, region: string, now: Date): Promise<Observed> {
-  const onDemand = await observeOnDemand(clients.pricing, region);
-  const [instanceTypes, offerings, spot] = await Promise.all([observeInstanceTypes(clients.ec2), observeOfferings(clients.ec2), observeSpot(clients.ec2, now)]);
+  const onDemand = await step('Pricing API GetProducts (its endpoint is in us-east-1)', observeOnDemand(clients.pricing, region));
+  const [instanceTypes, offerings, spot] = await Promise.all([
+    step(`EC2 DescribeInstanceTypes in ${region}`, observeInstanceTypes(clients.ec2)),
+    step(`EC2 DescribeInstanceTypeOfferings in ${region}`, observeOfferings(clients.ec2)),
+    step(`EC2 DescribeSpotPriceHistory in ${region}`, observeSpot(clients.ec2, now)),
+  ]);
   return { instanceTypes, offerings, spot, onDemand };
+}
+
+/** Names the call that failed: SDK errors (a deserialization error from an endpoint without the API, say) do not. */
+async function step<T>(what: string, work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (err) {
+    throw new Error(`${what} failed: ${(err as Error).message.split('\n')[0]}`, { cause: err });
+  }
 }
 
 async function observeInstanceTypes(client: EC2Client): Promise<InstanceTypeInfo[]> {
@@ -204,11 +217,13 @@ async function main(argv: readonly string[]): Promise<number> {
     ...(values.profile ? { profile: values.profile } : {}),
     ...(values['endpoint-url'] ? { endpointUrl: values['endpoint-url'] } : {}),
   });
-  const types = Object.values(catalogue.instanceTypes);
-  process.stdout.write(
-    `wrote ${file}: ${types.length} instance types in ${catalogue.zones?.length ?? 0} zones, ${types.filter((t) => t.onDemandPrice !== null).length} with an On-Demand price, ${types.filter((t) => t.spotPrices).length} with Spot prices (${((Date.now() - started) / 1000).toFixed(1)} s)\n`,
-  );
+  process.stdout.write(`${summary(file, catalogue)} (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
   return 0;
+}
+
+export function summary(file: string, catalogue: Catalogue): string {
+  const types = Object.values(catalogue.instanceTypes);
+  return `wrote ${file}: ${types.length} instance types in ${catalogue.zones?.length ?? 0} zones, ${types.filter((t) => t.onDemandPrice !== null).length} with an On-Demand price, ${types.filter((t) => t.spotPrices).length} with Spot prices`;
 }
 
 class UsageError extends Error {}

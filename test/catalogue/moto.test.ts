@@ -154,7 +154,7 @@ describe('npm run catalogue against moto', () => {
     const file = join(dir, 'catalogue', 'us-east-1.json');
     mkdirSync(join(dir, 'catalogue'));
     writeFileSync(file, '{"before": true}\n');
-    await expect(refreshCatalogue({ root: dir, region: 'us-east-1', clients: { ec2: ec2(), pricing: pricingStandIn({ fail: true }).client } })).rejects.toThrow('User is not authorized to perform: pricing:GetProducts');
+    await expect(refreshCatalogue({ root: dir, region: 'us-east-1', clients: { ec2: ec2(), pricing: pricingStandIn({ fail: true }).client } })).rejects.toThrow('Pricing API GetProducts (its endpoint is in us-east-1) failed: User is not authorized to perform: pricing:GetProducts');
     expect(readFileSync(file, 'utf8')).toBe('{"before": true}\n');
     expect(readdirSync(join(dir, 'catalogue'))).toEqual(['us-east-1.json']);
     rmSync(dir, { recursive: true, force: true });
