@@ -141,8 +141,27 @@ const NODEPOOL_HASH = `${CORE} pkg/apis/v1/nodepool.go \`NodePool.Hash()\` (hash
 const REQUIREMENTS = `${CORE} pkg/controllers/nodeclaim/disruption/drift.go \`areRequirementsDrifted\` (requirements carry \`hash:"ignore"\` in pkg/apis/v1/nodepool.go)`;
 const BEHAVIOURAL = `${CORE} pkg/apis/v1/nodepool.go: \`NodePool.Hash()\` hashes only \`spec.template\`; docs "Behavioral Fields": weight, limits, disruption`;
 
+/**
+ * The CRD defaults the API server fills in on hashed fields (crds/karpenter/*.yaml), so
+ * writing a default out, or leaving it to the server, is no change: Karpenter hashes the
+ * stored object.
+ */
+export function withDefaults(kind: 'NodePool' | 'EC2NodeClass', obj: Json): Json {
+  if (!isMap(obj) || !isMap(obj.spec)) return obj;
+  if (kind === 'NodePool') {
+    const template = isMap(obj.spec.template) ? obj.spec.template : {};
+    const spec = isMap(template.spec) ? template.spec : {};
+    return { ...obj, spec: { ...obj.spec, template: { ...template, spec: { expireAfter: '720h', ...spec } } } };
+  }
+  const given = isMap(obj.spec.metadataOptions) ? obj.spec.metadataOptions : {};
+  const metadataOptions = { httpEndpoint: 'enabled', httpProtocolIPv6: 'disabled', httpPutResponseHopLimit: 1, httpTokens: 'required', ...given };
+  return { ...obj, spec: { ...obj.spec, metadataOptions } };
+}
+
 /** What a NodePool change does to its nodes, one entry per changed field. */
-export function nodePoolChanges(before: Json, after: Json, knownValues?: (key: string) => readonly string[]): FieldChange[] {
+export function nodePoolChanges(rawBefore: Json, rawAfter: Json, knownValues?: (key: string) => readonly string[]): FieldChange[] {
+  const before = withDefaults('NodePool', rawBefore);
+  const after = withDefaults('NodePool', rawAfter);
   const out: FieldChange[] = [];
   const reqBefore = (at(before, 'spec', 'template', 'spec', 'requirements') ?? []) as Requirement[];
   const reqAfter = (at(after, 'spec', 'template', 'spec', 'requirements') ?? []) as Requirement[];
@@ -227,7 +246,9 @@ export function amiFamily(nodeClass: Json): string {
 }
 
 /** What an EC2NodeClass change does to the nodes of the pools that use it. */
-export function nodeClassChanges(before: Json, after: Json): FieldChange[] {
+export function nodeClassChanges(rawBefore: Json, rawAfter: Json): FieldChange[] {
+  const before = withDefaults('EC2NodeClass', rawBefore);
+  const after = withDefaults('EC2NodeClass', rawAfter);
   const out: FieldChange[] = [];
   for (const d of differences(before, after)) {
     const field = /^spec\.([A-Za-z]+)/.exec(d.path)?.[1];

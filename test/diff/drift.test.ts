@@ -142,3 +142,14 @@ describe('budget pacing', () => {
     expect(windowText('*/5 * * * *', '1m')).toBe('for 1m from each `*/5 * * * *` (UTC)');
   });
 });
+
+describe('CRD defaults', () => {
+  it('GIVEN expireAfter and metadataOptions left to the API server on one side and written out on the other WHEN compared THEN nothing changes', () => {
+    const np = pool({});
+    delete (np.spec.template.spec as Record<string, unknown>).expireAfter;
+    expect(nodePoolChanges(np, pool({ expireAfter: '720h' }))).toEqual([]);
+    const nc = (spec: Record<string, unknown>) => ({ kind: 'EC2NodeClass', metadata: { name: 'd' }, spec: { amiSelectorTerms: [{ alias: 'al2023@latest' }], ...spec } });
+    expect(nodeClassChanges(nc({}), nc({ metadataOptions: { httpEndpoint: 'enabled', httpProtocolIPv6: 'disabled', httpPutResponseHopLimit: 1, httpTokens: 'required' } }))).toEqual([]);
+    expect(nodeClassChanges(nc({}), nc({ metadataOptions: { httpPutResponseHopLimit: 2 } })).map((c) => [c.path, c.effect])).toEqual([['spec.metadataOptions.httpPutResponseHopLimit', 'replaces']]);
+  });
+});
