@@ -6,6 +6,7 @@ import { ConfigError } from '../config/errors.js';
 import { synthesize } from './synth.js';
 import { synthesizeArgocd } from './argocd/synth.js';
 import { ARGOCD_DIR } from './argocd/names.js';
+import { REPORTS_DIR, reportFiles } from '../analyze/reports.js';
 
 /**
  * `npm run synth [-- --env <name> ...]`: validates every input, renders every file in
@@ -16,7 +17,7 @@ async function main(argv: readonly string[]): Promise<number> {
   const started = process.hrtime.bigint();
   const { values } = parseArgs({
     args: [...argv],
-    options: { env: { type: 'string', multiple: true }, root: { type: 'string' } },
+    options: { env: { type: 'string', multiple: true }, root: { type: 'string' }, 'render-charts': { type: 'boolean' } },
     strict: true,
   });
   const root = resolve(values.root ?? process.cwd());
@@ -37,6 +38,8 @@ async function main(argv: readonly string[]): Promise<number> {
   // synth renders it; it is swapped in together with dist/, all or nothing.
   const argocd = only.length === 0 ? await synthesizeArgocd({ root, environments: result.environments }) : undefined;
   if (argocd) trees.set(join(root, ARGOCD_DIR), new Map(argocd.files));
+  const analyses = result.environments.flatMap((e) => (e.analysis ? [e.analysis] : []));
+  trees.set(join(root, REPORTS_DIR), await reportFiles({ root, analyses, keepOthers: only.length > 0, renderCharts: values['render-charts'] ?? false }));
   replaceDirectories(trees);
   writeFileAtomic(join(root, 'environments', 'schema.json'), environmentJsonSchema());
 
@@ -55,7 +58,7 @@ try {
     process.stderr.write(`error: invalid input, nothing was written\n${err.message}\n`);
     process.exitCode = 1;
   } else if ((err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-    process.stderr.write(`error: ${(err as Error).message}. Usage: npm run synth [-- --env <name>[,<name>...]]\n`);
+    process.stderr.write(`error: ${(err as Error).message}. Usage: npm run synth [-- --env <name>[,<name>...]] [--render-charts]\n`);
     process.exitCode = 1;
   } else {
     process.stderr.write(`error: ${(err as Error).stack ?? String(err)}\n`);

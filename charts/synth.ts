@@ -8,6 +8,8 @@ import { outputsPath, readOutputs, type InfraOutputs } from '../config/outputs.j
 import { EnvironmentChart } from './environment-chart.js';
 import { fileNameFor, renderFiles, validateConstructs, type Manifest } from './render.js';
 import { validateManifests } from '../validate/manifests.js';
+import { analyzeForSynth } from '../analyze/reports.js';
+import type { EnvironmentAnalysis } from '../analyze/analyze.js';
 
 export interface SynthOptions {
   /** Repository root: environments/, infra/outputs/ are read from here. */
@@ -22,6 +24,8 @@ export interface EnvironmentResult {
   readonly objects: readonly Manifest[];
   /** File name -> YAML text, sorted by name. */
   readonly files: ReadonlyMap<string, string>;
+  /** What the NodePools admit and cost (reports/<env>.md); undefined when the region has no catalogue. */
+  readonly analysis?: EnvironmentAnalysis;
 }
 
 export interface SynthResult {
@@ -56,8 +60,12 @@ export function synthesize(opts: SynthOptions): SynthResult {
   validateManifests(charts.map(({ environment, objects }) => ({ dir: `dist/${environment.name}`, objects })));
   const transitions = charts.flatMap(({ environment, objects }) => immutableChanges(opts.root, environment, objects));
   if (transitions.length > 0) throw transitions.length === 1 ? transitions[0] : new AggregateConfigError(transitions);
-  const results = charts.map((c) => ({ ...c, files: renderFiles(c.objects, `dist/${c.environment.name}`) }));
-  return { environments: results, warnings: [...environments.flatMap((e) => e.warnings), ...results.flatMap(nodeRoleWarnings)] };
+  // A pool that admits no instance type, or a workload that fits none, is as broken as an
+  // invalid field: Argo CD would sync it green and no node would ever launch.
+  const analyzed = analyzeForSynth(opts.root, charts);
+  if (analyzed.errors.length > 0) throw analyzed.errors.length === 1 ? analyzed.errors[0] : new AggregateConfigError(analyzed.errors);
+  const results = charts.map((c, i) => ({ ...c, files: renderFiles(c.objects, `dist/${c.environment.name}`), analysis: analyzed.analyses[i] }));
+  return { environments: results, warnings: [...environments.flatMap((e) => e.warnings), ...results.flatMap(nodeRoleWarnings), ...analyzed.warnings] };
 }
 
 /**

@@ -1,11 +1,11 @@
 import { readdirSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import { z } from 'zod';
-import { DEFAULT_AMI_ALIAS } from './defaults.js';
 import { ConfigError, describeValue } from './errors.js';
 import { parseYamlInput, readInputText } from './yaml-input.js';
 import { nodeClassSchema, nodePoolSchema } from './karpenter-schema.js';
 import { objectName, quantity, strict, uniqueNames } from './schema-kit.js';
+import { reviewSchema } from './review-schema.js';
 import { checkWorkloads, workloadWarnings, workloadsSchema } from './workload-schema.js';
 
 /**
@@ -38,6 +38,11 @@ export const clusterSchema = strict({
     size: z.number().int().min(1).max(100).default(2),
     labels: z.record(z.string(), z.string()).default({ 'node-role': 'system' }),
   }).prefault({}),
+  /**
+   * Availability zones Karpenter may use (those of the private subnets). Optional: the
+   * analyzer then assumes every zone of the region and says so.
+   */
+  availabilityZones: z.array(z.string().regex(/^[a-z]{2}(-gov)?-[a-z]+-\d[a-z]$/, { error: 'must be an availability zone such as us-east-1a' })).min(1).optional(),
   /** How the controller gets AWS credentials: EKS Pod Identity (default) or IRSA. */
   identity: z.enum(['podIdentity', 'irsa'], { error: 'must be one of podIdentity, irsa' }).default('podIdentity'),
 });
@@ -59,6 +64,8 @@ export const environmentSchema = strict({
   karpenter: karpenterSchema,
   nodeClasses: z.array(nodeClassSchema).min(1).superRefine((items, ctx) => uniqueNames(items, ctx, 'node classes')),
   nodePools: z.array(nodePoolSchema).min(1).superRefine((items, ctx) => uniqueNames(items, ctx, 'node pools')),
+  /** Thresholds and assumptions of `npm run analyze` and reports/<env>.md. */
+  review: reviewSchema,
   /** Spot-ready Deployments (charts/spot-ready-workload.ts); the inflate test Deployment is always emitted. */
   workloads: workloadsSchema,
 }).superRefine((env, ctx) => {
@@ -105,22 +112,9 @@ export function parseEnvironment(file: string, text: string): LoadedEnvironment 
   return { name, file, config, warnings: warningsFor(file, config) };
 }
 
+// The `@latest` AMI warning lives with the analyzer's findings (analyze/analyze.ts), which synth prints.
 function warningsFor(file: string, env: EnvironmentConfig): string[] {
-  const out: string[] = [];
-  if (env.production) {
-    env.nodeClasses.forEach((nc, i) => {
-      (nc.amiSelectorTerms ?? [{ alias: DEFAULT_AMI_ALIAS }]).forEach((term, j) => {
-        if (term.alias?.endsWith('@latest')) {
-          const where = nc.amiSelectorTerms ? `nodeClasses[${i}].amiSelectorTerms[${j}].alias` : `nodeClasses[${i}].amiSelectorTerms (default)`;
-          out.push(
-            `${file}: ${where}: "${term.alias}" in a production environment: every new AMI release rolls all nodes of this class (drift); pin a version such as al2023@v20261115`,
-          );
-        }
-      });
-    });
-  }
-  out.push(...workloadWarnings(file, env));
-  return out;
+  return workloadWarnings(file, env);
 }
 
 /** All `*.yaml` files of a directory, sorted, validated. Collects every file's errors before throwing. */

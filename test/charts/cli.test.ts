@@ -25,7 +25,8 @@ describe('npm run synth (CLI)', () => {
     expect(synthCli(repo.root).code).toBe(0);
     expect(snapshotTree(join(repo.root, 'dist'))).toEqual(tree);
     expect(snapshotTree(join(repo.root, 'argocd'))).toEqual(snapshotTree(join(REPO, 'argocd')));
-    expect(readdirSync(repo.root).sort()).toEqual(['argocd', 'crds', 'dist', 'environments', 'gitops.yaml', 'infra']);
+    expect(readdirSync(repo.root).sort()).toEqual(['argocd', 'catalogue', 'crds', 'dist', 'environments', 'gitops.yaml', 'infra', 'reports']);
+    expect(snapshotTree(join(repo.root, 'reports'))).toEqual(snapshotTree(join(REPO, 'reports')));
   });
 
   it('an invalid environment exits 1 with file, path, value and what is allowed, and leaves dist/ byte-identical', () => {
@@ -81,7 +82,7 @@ describe('npm run synth (CLI)', () => {
     expect(unknownEnv.stderr).toBe('error: invalid input, nothing was written\nenvironments: (top level): has no environment "qa"; environments are: dev, prod, staging\n');
     const unknownFlag = synthCli(repo.root, '--envv', 'qa');
     expect(unknownFlag.code).toBe(1);
-    expect(unknownFlag.stderr).toBe("error: Unknown option '--envv'. Usage: npm run synth [-- --env <name>[,<name>...]]\n");
+    expect(unknownFlag.stderr).toBe("error: Unknown option '--envv'. Usage: npm run synth [-- --env <name>[,<name>...]] [--render-charts]\n");
     expect(existsSync(join(repo.root, 'dist'))).toBe(false);
   });
 });

@@ -27,7 +27,7 @@ describe('environment files: bad input is named by file, field path, value and w
     [
       'unknown key at the top level',
       (e: any) => (e.clustr = 1),
-      'environments/prod.yaml: (top level): unknown field "clustr"; allowed: production, cluster, karpenter, nodeClasses, nodePools, workloads',
+      'environments/prod.yaml: (top level): unknown field "clustr"; allowed: production, cluster, karpenter, nodeClasses, nodePools, review, workloads',
     ],
     [
       'unknown key in a node pool',
@@ -147,6 +147,21 @@ describe('environment files: bad input is named by file, field path, value and w
       'environments/prod.yaml: nodePools[1].requirements[4].key: label domain "k8s.io" is restricted: Karpenter refuses the NodePool at run time; use a well-known label (topology.kubernetes.io/zone, kubernetes.io/arch, node.kubernetes.io/instance-type, ...), node.kubernetes.io/*, or a domain of your own, got "example.k8s.io/tier"',
     ],
     [
+      'an availability zone without its letter',
+      (e: any) => (e.cluster.availabilityZones = ['us-east-1']),
+      'environments/prod.yaml: cluster.availabilityZones[0]: must be an availability zone such as us-east-1a, got "us-east-1"',
+    ],
+    [
+      'a review threshold that is not a whole number',
+      (e: any) => (e.review = { spotMinTypes: 2.5 }),
+      'environments/prod.yaml: review.spotMinTypes: must be an integer, got number 2.5',
+    ],
+    [
+      'a DaemonSet overhead that is not a quantity',
+      (e: any) => (e.review = { daemonSets: [{ name: 'fluent-bit', cpu: 'lots' }] }),
+      'environments/prod.yaml: review.daemonSets[0].cpu: must be a Kubernetes quantity such as "100", 500m or 1000Gi, got "lots"',
+    ],
+    [
       'role and instanceProfile together',
       (e: any) => Object.assign(e.nodeClasses[0], { role: 'a', instanceProfile: 'b' }),
       'environments/prod.yaml: nodeClasses[0].instanceProfile: must not be set together with role (Karpenter takes one or the other), got "b"',
@@ -223,12 +238,20 @@ describe('shipped environments', () => {
     });
   });
 
-  it('warns (does not fail) on an unpinned AMI alias in production', () => {
-    const loaded = loadEnvironment(join(REPO, FILE), FILE);
-    expect(loaded.warnings).toEqual([
-      'environments/prod.yaml: nodeClasses[0].amiSelectorTerms[0].alias: "al2023@latest" in a production environment: every new AMI release rolls all nodes of this class (drift); pin a version such as al2023@v20261115',
-    ]);
-    const staging = loadEnvironment(join(REPO, 'environments/staging.yaml'), 'environments/staging.yaml');
-    expect(staging.warnings).toEqual([]);
+  it('leaves the unpinned-AMI warning to the analyzer, its one place (test/analyze/analyze.test.ts)', () => {
+    expect(loadEnvironment(join(REPO, FILE), FILE).warnings).toEqual([]);
+  });
+
+  it('review defaults: Spot thresholds, the 2 GiB floor and the EKS add-on DaemonSets', () => {
+    expect(loadEnvironment(join(REPO, FILE), FILE).config.review).toEqual({
+      spotMinTypes: 10,
+      spotMinFamilies: 3,
+      memoryFloor: '2Gi',
+      daemonSets: [
+        { name: 'aws-node', cpu: '25m', memory: '0' },
+        { name: 'kube-proxy', cpu: '100m', memory: '0' },
+        { name: 'eks-pod-identity-agent', cpu: '0', memory: '0' },
+      ],
+    });
   });
 });

@@ -7,7 +7,7 @@ import { parse, stringify } from 'yaml';
 export const REPO = join(import.meta.dirname, '..', '..');
 
 /**
- * A throwaway copy of the inputs (environments, outputs, gitops.yaml, vendored CRDs, and optionally dist/) so a
+ * A throwaway copy of the inputs (environments, outputs, gitops.yaml, vendored CRDs, the instance catalogue, and optionally dist/) so a
  * test can break them without touching the checkout. Removed by `dispose()`.
  */
 export function tempRepo(opts: { withDist?: boolean } = {}) {
@@ -15,6 +15,7 @@ export function tempRepo(opts: { withDist?: boolean } = {}) {
   cpSync(join(REPO, 'environments'), join(root, 'environments'), { recursive: true });
   cpSync(join(REPO, 'infra', 'outputs'), join(root, 'infra', 'outputs'), { recursive: true });
   cpSync(join(REPO, 'crds'), join(root, 'crds'), { recursive: true });
+  cpSync(join(REPO, 'catalogue'), join(root, 'catalogue'), { recursive: true });
   cpSync(join(REPO, 'gitops.yaml'), join(root, 'gitops.yaml'));
   if (opts.withDist) cpSync(join(REPO, 'dist'), join(root, 'dist'), { recursive: true });
   return {

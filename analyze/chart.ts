@@ -1,0 +1,107 @@
+import type { Spec } from 'vega';
+import type { EnvironmentAnalysis } from './analyze.js';
+
+/**
+ * The report's chart: every admitted type of every pool, vCPU against On-Demand $/hour on
+ * log scales, coloured by architecture, shaped by pool, and the type `inflate` lands on
+ * (1 replica) marked. Drawn by Vega (a Vega spec, rendered headless to SVG in Node: no
+ * browser, no canvas). The spec is plain data, so it is built here cheaply and Vega is
+ * loaded only when an SVG must be drawn.
+ */
+
+/** A mark's position: vCPU and On-Demand price of its datum. */
+const AT_POINT = { x: { scale: 'x', field: 'vcpu' }, y: { scale: 'y', field: 'price' } } as const;
+
+export function chartSpec(a: EnvironmentAnalysis): Spec {
+  const points = a.pools.flatMap((p) =>
+    p.admitted.filter((t) => t.onDemandPrice !== null).map((t) => ({ pool: p.name, type: t.name, vcpu: t.vcpu, price: t.onDemandPrice!, arch: t.arch })),
+  );
+  const inflate = a.workloads.find((w) => w.workload.startsWith('inflate') && w.replicas === 1)?.fit;
+  const marked = inflate ? points.filter((p) => p.pool === inflate.pool && p.type === inflate.type).map((p) => ({ ...p, label: `inflate: ${p.type}` })) : [];
+  return {
+    $schema: 'https://vega.github.io/schema/vega/v6.json',
+    description: `Admitted instance types of ${a.environment}: vCPU against On-Demand USD per hour (${a.catalogue.region}, ${a.catalogue.pricesAsOf})`,
+    width: 640,
+    height: 360,
+    padding: 8,
+    background: 'white',
+    title: { text: `${a.environment}: admitted instance types`, subtitle: `On-Demand ${a.catalogue.region}, prices of ${a.catalogue.pricesAsOf}; ${marked.length > 0 ? 'ringed: the cheapest type that fits inflate (1 CPU)' : 'inflate fits no admitted type'}` },
+    data: [
+      { name: 'types', values: points },
+      { name: 'marked', values: marked },
+    ],
+    scales: [
+      { name: 'x', type: 'log', base: 2, domain: { data: 'types', field: 'vcpu' }, range: 'width', nice: true, zero: false },
+      { name: 'y', type: 'log', domain: { data: 'types', field: 'price' }, range: 'height', nice: true, zero: false },
+      { name: 'color', type: 'ordinal', domain: ['amd64', 'arm64'], range: ['#4c78a8', '#e45756'] },
+      { name: 'shape', type: 'ordinal', domain: a.pools.map((p) => p.name), range: ['circle', 'square', 'triangle-up', 'diamond', 'cross', 'triangle-down'] },
+    ],
+    axes: [
+      { orient: 'bottom', scale: 'x', title: 'vCPU', grid: true, gridOpacity: 0.15 },
+      { orient: 'left', scale: 'y', title: 'On-Demand USD per hour', grid: true, gridOpacity: 0.15, format: '$.3~g' },
+    ],
+    legends: [
+      { fill: 'color', title: 'architecture', orient: 'right', symbolType: 'circle' },
+      ...(a.pools.length > 1 ? [{ shape: 'shape', title: 'NodePool', orient: 'right' as const, symbolStrokeColor: '#555', symbolFillColor: 'transparent' }] : []),
+    ],
+    marks: [
+      {
+        type: 'symbol',
+        from: { data: 'types' },
+        encode: {
+          enter: {
+            ...AT_POINT,
+            fill: { scale: 'color', field: 'arch' },
+            shape: { scale: 'shape', field: 'pool' },
+            size: { value: 36 },
+            opacity: { value: 0.55 },
+          },
+        },
+      },
+      {
+        type: 'symbol',
+        from: { data: 'marked' },
+        encode: {
+          enter: {
+            ...AT_POINT,
+            shape: { value: 'circle' },
+            size: { value: 400 },
+            fill: { value: 'transparent' },
+            stroke: { value: '#000' },
+            strokeWidth: { value: 2 },
+          },
+        },
+      },
+      {
+        type: 'text',
+        from: { data: 'marked' },
+        encode: {
+          enter: {
+            x: { scale: 'x', field: 'vcpu', offset: 14 },
+            y: { scale: 'y', field: 'price', offset: -12 },
+            text: { field: 'label' },
+            fontSize: { value: 12 },
+            fontWeight: { value: 'bold' },
+            fill: { value: '#000' },
+          },
+        },
+      },
+    ],
+  };
+}
+
+/** The spec as committed beside the SVG: stable key order, one line per point. */
+export function chartSpecText(spec: Spec): string {
+  return `${JSON.stringify(spec, null, 1)}\n`;
+}
+
+/** Renders a spec to SVG with Vega in Node, no DOM or canvas ('none' renderer). */
+export async function renderChartSvg(spec: Spec): Promise<string> {
+  const vega = await import('vega');
+  const view = new vega.View(vega.parse(spec), { renderer: 'none' });
+  try {
+    return `${await view.toSVG()}\n`;
+  } finally {
+    view.finalize();
+  }
+}
