@@ -1,4 +1,4 @@
-import type { Manifest } from '../charts/render.js';
+import type { EnvironmentAnalysis as Analysis, CostCeiling } from '../analyze/analyze.js';
 
 /**
  * The seam to the analyzer (`npm run analyze`): what diff needs to say how a change moves
@@ -20,23 +20,38 @@ export interface EnvironmentAnalysis {
   readonly unfit: ReadonlyArray<{ readonly workload: string; readonly why: string }>;
 }
 
-export type Analyzer = (environment: string, objects: readonly Manifest[]) => EnvironmentAnalysis;
+/** The analyzer's result (analyze/analyze.ts), cut down to what a review compares. */
+export function fromAnalyzer(a: Analysis): EnvironmentAnalysis {
+  return {
+    pools: a.pools.map((p) => ({ name: p.name, admitted: p.admitted.map((t) => t.name).sort(), ceiling: ceilingText(p.ceiling) })),
+    unfit: a.workloads
+      .filter((w) => w.fit === null)
+      .map((w) => ({ workload: w.workload, why: a.findings.find((f) => f.code === 'workload-fits-nowhere' && f.message.includes(`"${w.workload}"`))?.message ?? 'fits no type its pools admit' })),
+  };
+}
 
-/** Lines for one pool: the change in admitted types and ceiling. Empty when nothing moved. */
+function ceilingText(c: CostCeiling): string {
+  if (c.limits === null) return 'no limits, no ceiling';
+  const limits = Object.entries(c.limits).map(([k, v]) => `${k} ${v}`).join(', ');
+  const range = (name: string, r: CostCeiling['onDemand']) => (r ? `${name} $${r.low.perHour.toFixed(2)}-$${r.high.perHour.toFixed(2)}/h (${r.low.type} to ${r.high.type})` : undefined);
+  const parts = [range('On-Demand', c.onDemand), range('Spot', c.spot)].filter((x) => x !== undefined);
+  return `${limits}: ${parts.length > 0 ? parts.join(', ') : 'no prices'}`;
+}
+
+/** Lines for one pool: the change in admitted types and ceiling. */
 export function poolAnalysisLines(before: PoolAnalysis | undefined, after: PoolAnalysis | undefined): string[] {
-  if (!before && !after) return [];
-  const lines: string[] = [];
-  const b = new Set(before?.admitted ?? []);
-  const a = new Set(after?.admitted ?? []);
-  const gone = [...b].filter((t) => !a.has(t));
-  const added = [...a].filter((t) => !b.has(t));
-  if (gone.length > 0 || added.length > 0 || !before || !after) {
-    lines.push(`admitted instance types: ${b.size} → ${a.size}${added.length ? `; now admitted: ${list(added)}` : ''}${gone.length ? `; no longer admitted: ${list(gone)}` : ''}`);
-  } else {
-    lines.push(`admitted instance types: ${a.size}, unchanged`);
-  }
-  if ((before?.ceiling ?? '') !== (after?.ceiling ?? '')) lines.push(`cost ceiling: ${before?.ceiling ?? '(none)'} → ${after?.ceiling ?? '(none)'}`);
-  else if (after) lines.push(`cost ceiling: ${after.ceiling}, unchanged`);
+  if (!after) return before ? [`admitted ${before.admitted.length} instance types; cost ceiling was ${before.ceiling}`] : [];
+  if (!before) return [`admits ${after.admitted.length} instance types; cost ceiling ${after.ceiling}`];
+  const b = new Set(before.admitted);
+  const a = new Set(after.admitted);
+  const gone = before.admitted.filter((t) => !a.has(t));
+  const added = after.admitted.filter((t) => !b.has(t));
+  const lines = [
+    gone.length === 0 && added.length === 0
+      ? `admitted instance types: ${a.size}, unchanged`
+      : `admitted instance types: ${b.size} → ${a.size}${added.length ? `; now admitted: ${list(added)}` : ''}${gone.length ? `; no longer admitted: ${list(gone)}` : ''}`,
+  ];
+  lines.push(before.ceiling === after.ceiling ? `cost ceiling: ${after.ceiling}, unchanged` : `cost ceiling: ${before.ceiling} → ${after.ceiling}`);
   return lines;
 }
 
@@ -46,7 +61,10 @@ export function newlyUnfit(before: EnvironmentAnalysis | undefined, after: Envir
   return (after?.unfit ?? []).filter((u) => !was.has(u.workload));
 }
 
+/** Up to 12 names; more are summed up by family (`c6a` x11), which is how a reviewer reads them. */
 function list(names: readonly string[]): string {
-  const shown = names.slice(0, 12).map((n) => `\`${n}\``).join(', ');
-  return names.length > 12 ? `${shown} and ${names.length - 12} more` : shown;
+  if (names.length <= 12) return names.map((n) => `\`${n}\``).join(', ');
+  const families = new Map<string, number>();
+  for (const n of names) families.set(n.split('.')[0]!, (families.get(n.split('.')[0]!) ?? 0) + 1);
+  return `${names.length} types of ${[...families].map(([f, c]) => `\`${f}\` (${c})`).join(', ')}`;
 }

@@ -4,7 +4,8 @@ import { parseArgs } from 'node:util';
 import { ConfigError } from '../config/errors.js';
 import { synthesize } from '../charts/synth.js';
 import { readCatalogue, type Catalogue } from '../catalogue/catalogue.js';
-import type { Analyzer } from './analysis.js';
+import { analyzeEnvironment } from '../analyze/analyze.js';
+import { fromAnalyzer } from './analysis.js';
 import { GitError, readDistAt, resolveBase } from './git.js';
 import { reviewEnvironment, type EnvironmentReview } from './compare.js';
 import { renderMarkdown } from './markdown.js';
@@ -15,7 +16,6 @@ export interface DiffOptions {
   readonly root: string;
   readonly base?: string;
   readonly env?: string;
-  readonly analyzer?: Analyzer;
 }
 
 export interface DiffResult {
@@ -43,12 +43,14 @@ export function runDiff(opts: DiffOptions): DiffResult {
     const before = baseDist.get(name);
     const region = after?.environment.config.cluster.region;
     const catalogue = region === undefined ? undefined : catalogueFor(opts.root, region, catalogues);
+    // The base exists only as manifests: it is analysed with today's environment file
+    // (zones, review settings), which is what the pools will meet once merged.
     return reviewEnvironment({
       environment: name,
       before,
       after: after?.objects,
-      ...(opts.analyzer && before ? { analysisBefore: opts.analyzer(name, before) } : {}),
-      ...(opts.analyzer && after ? { analysisAfter: opts.analyzer(name, after.objects) } : {}),
+      ...(after?.analysis ? { analysisAfter: fromAnalyzer(after.analysis) } : {}),
+      ...(after && before && catalogue ? { analysisBefore: fromAnalyzer(analyzeEnvironment(after.environment, before, catalogue)) } : {}),
       ...(catalogue ? { knownValues: knownValues(catalogue) } : {}),
     });
   });
@@ -87,15 +89,9 @@ async function main(argv: readonly string[]): Promise<number> {
   });
   const failOn = values['fail-on'];
   if (failOn !== undefined && failOn !== 'drift') throw new UsageError(`--fail-on: must be "drift", got "${failOn}"`);
-  const analyzer = await loadAnalyzer();
-  const result = runDiff({ root: resolve(values.root ?? process.cwd()), ...(values.base ? { base: values.base } : {}), ...(values.env ? { env: values.env } : {}), ...(analyzer ? { analyzer } : {}) });
+  const result = runDiff({ root: resolve(values.root ?? process.cwd()), ...(values.base ? { base: values.base } : {}), ...(values.env ? { env: values.env } : {}) });
   process.stdout.write(result.markdown);
   return failOn === 'drift' && result.drift ? 1 : 0;
-}
-
-/** The analyzer, when this checkout has one (see diff/analysis.ts for the seam). */
-async function loadAnalyzer(): Promise<Analyzer | undefined> {
-  return undefined;
 }
 
 class UsageError extends Error {}
@@ -105,6 +101,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     process.exitCode = await main(process.argv.slice(2));
   } catch (err) {
     if (err instanceof ConfigError) {
+      // Still Markdown on stdout, so a pull-request bot posts why there is no review:
+      // a workload that no longer fits anywhere, say, fails synth and lands here.
+      process.stdout.write(`## Karpenter review\n\n**The change does not synthesize**, so Argo CD could not sync it either:\n\n${err.message.split('\n').map((l) => `- ${l}`).join('\n')}\n`);
       process.stderr.write(`error: invalid input\n${err.message}\n`);
       process.exitCode = 2;
     } else if (err instanceof GitError || err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {

@@ -35,6 +35,13 @@ describe('npm run diff: drift of a NodePool change', () => {
     expect(markdown).toContain('sigs.k8s.io/karpenter@v1.13.0 pkg/controllers/nodeclaim/disruption/drift.go `areRequirementsDrifted`');
     expect(markdown).toContain("- drift pacing: 10% of the pool's nodes (rounded up) at a time; none Mon-Fri 09:00-17:00 UTC");
     expect(markdown).toContain('- expireAfter 720h: every node is replaced by then anyway (forceful, budgets do not apply); no terminationGracePeriod:');
+    // The analyzer's view of the same change: the r types leave the admitted set, nothing joins it.
+    const { before, after } = objects[0]!.analysis!;
+    const gone = before!.admitted.filter((t) => !after!.admitted.includes(t));
+    expect(gone.length).toBeGreaterThan(0);
+    expect(gone.every((t) => t.startsWith('r'))).toBe(true);
+    expect(after!.admitted.every((t) => before!.admitted.includes(t))).toBe(true);
+    expect(markdown).toContain(`- admitted instance types: ${before!.admitted.length} → ${after!.admitted.length}; no longer admitted: ${gone.length} types of \`${gone[0]!.split(".")[0]}\``);
   });
 
   it('GIVEN prod widens instance categories WHEN diffed THEN no node drifts', () => {
@@ -74,7 +81,7 @@ describe('npm run diff: drift of a NodePool change', () => {
   it('GIVEN a taint added WHEN diffed THEN every node of the pool drifts (hashed template field)', () => {
     repo = gitRepo();
     repo.editEnvironment('prod', (doc) => {
-      pool(doc, 'default').taints = [{ key: 'dedicated', value: 'web', effect: 'NoSchedule' }];
+      pool(doc, 'critical').taints.push({ key: 'dedicated', value: 'payments', effect: 'NoSchedule' });
     });
     const { objects } = review();
     expect(objects[0]!.changes.map((c) => [c.path, c.effect])).toEqual([['spec.template.spec.taints', 'replaces']]);
@@ -184,6 +191,16 @@ describe('npm run diff: the base and the command line', () => {
     expect([plain.status, strict.status]).toEqual([0, 1]);
     expect(strict.stdout).toBe(plain.stdout);
     expect(plain.stdout).toContain('**1 change replaces nodes** (Karpenter v1.13 drift): `prod/EC2NodeClass/default`.');
+  });
+
+  it('GIVEN a change after which a workload fits nowhere WHEN the CLI runs THEN it prints why there is no review, as Markdown, and exits 2', () => {
+    repo = gitRepo();
+    repo.editEnvironment('prod', (doc) => {
+      doc.workloads[0].resources = { requests: { cpu: '500', memory: '128Mi' }, limits: { memory: '128Mi' } };
+    });
+    const out = spawnSync(join(REPO, 'node_modules', '.bin', 'tsx'), [join(REPO, 'diff', 'cli.ts'), '--root', repo.root, '--base', 'main', '--env', 'prod'], { encoding: 'utf8' });
+    expect(out.status).toBe(2);
+    expect(out.stdout).toMatch(/^## Karpenter review\n\n\*\*The change does not synthesize\*\*, so Argo CD could not sync it either:\n\n- environments\/prod\.yaml: workloads\[0\]: workload "checkout-api" needs 500 CPU/);
   });
 
   it('GIVEN an unknown base ref or --fail-on value WHEN the CLI runs THEN it exits 2 naming the bad value', () => {
