@@ -8,6 +8,8 @@
  * nodes whose label values fell out. `minValues` is not part of compatibility, so it never drifts.
  */
 
+import { NORMALIZED_LABELS, atoi } from '../analyze/requirements.js';
+
 export interface Requirement {
   readonly key: string;
   readonly operator: string;
@@ -15,25 +17,15 @@ export interface Requirement {
   readonly minValues?: number;
 }
 
-/** Deprecated keys Karpenter rewrites before comparing (pkg/apis/v1/labels.go `NormalizedLabels`). */
-const NORMALIZED: Readonly<Record<string, string>> = {
-  'failure-domain.beta.kubernetes.io/zone': 'topology.kubernetes.io/zone',
-  'beta.kubernetes.io/arch': 'kubernetes.io/arch',
-  'beta.kubernetes.io/os': 'kubernetes.io/os',
-  'beta.kubernetes.io/instance-type': 'node.kubernetes.io/instance-type',
-  'failure-domain.beta.kubernetes.io/region': 'topology.kubernetes.io/region',
-};
+export const normalizeKey = (key: string): string => NORMALIZED_LABELS[key] ?? key;
 
-export const normalizeKey = (key: string): string => NORMALIZED[key] ?? key;
 
-/** strconv.Atoi's grammar: Gt/Lt/Gte/Lte admit only labels that parse as integers. */
-const asInt = (v: string): number | undefined => (/^[+-]?\d+$/.test(v) ? Number(v) : undefined);
 
 /** Whether a node whose label `key` is `value` (undefined: no such label) satisfies one requirement. */
 export function admits(req: Requirement, value: string | undefined): boolean {
   const values = req.values ?? [];
-  const bound = values[0] === undefined ? undefined : asInt(values[0]);
-  const n = value === undefined ? undefined : asInt(value);
+  const bound = values[0] === undefined ? undefined : atoi(values[0]);
+  const n = value === undefined ? undefined : atoi(value);
   switch (req.operator) {
     case 'In':
       return value !== undefined && values.includes(value);
@@ -98,7 +90,7 @@ export function narrowing(
     const n = next.get(key) ?? [];
     const named = [...o, ...n].flatMap((r) => r.values ?? []);
     const around = named.flatMap((v) => {
-      const i = asInt(v);
+      const i = atoi(v);
       return i === undefined ? [] : [String(i - 1), String(i), String(i + 1)];
     });
     const candidates = [...new Set([...named, ...around, ...knownValues(key)])].sort(compareValues);
@@ -111,8 +103,8 @@ export function narrowing(
 
 /** Numbers in numeric order, then strings: "instance-generation 6, 7, 10", not "10, 6, 7". */
 function compareValues(a: string, b: string): number {
-  const x = asInt(a);
-  const y = asInt(b);
+  const x = atoi(a);
+  const y = atoi(b);
   if (x !== undefined && y !== undefined) return x - y;
   if (x !== undefined) return -1;
   if (y !== undefined) return 1;
