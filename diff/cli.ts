@@ -6,6 +6,7 @@ import { synthesize } from '../charts/synth.js';
 import { readCatalogue, type Catalogue } from '../catalogue/catalogue.js';
 import { analyzeEnvironment } from '../analyze/analyze.js';
 import { fromAnalyzer } from './analysis.js';
+import { catalogueUniverse } from './universe.js';
 import { GitError, readDistAt, resolveBase } from './git.js';
 import { reviewEnvironment, type EnvironmentReview } from './compare.js';
 import { renderMarkdown } from './markdown.js';
@@ -51,7 +52,7 @@ export function runDiff(opts: DiffOptions): DiffResult {
       after: after?.objects,
       ...(after?.analysis ? { analysisAfter: fromAnalyzer(after.analysis) } : {}),
       ...(after && before && catalogue ? { analysisBefore: fromAnalyzer(analyzeEnvironment(after.environment, before, catalogue)) } : {}),
-      ...(catalogue ? { knownValues: knownValues(catalogue) } : {}),
+      ...(catalogue ? { universe: catalogueUniverse(catalogue) } : {}),
     });
   });
   const markdown = renderMarkdown(reviews, `\`${base.label}\` (${base.commit.slice(0, 12)})`);
@@ -68,17 +69,6 @@ function catalogueFor(root: string, region: string, cache: Map<string, Catalogue
     }
   }
   return cache.get(region);
-}
-
-/** Label values per key across the catalogue, plus its zones and the capacity types. */
-function knownValues(catalogue: Catalogue): (key: string) => readonly string[] {
-  const byKey = new Map<string, Set<string>>();
-  for (const t of Object.values(catalogue.instanceTypes)) {
-    for (const [k, v] of Object.entries(t.labels)) (byKey.get(k) ?? byKey.set(k, new Set()).get(k)!).add(v);
-  }
-  byKey.set('karpenter.sh/capacity-type', new Set(['spot', 'on-demand', 'reserved']));
-  if (catalogue.zones) byKey.set('topology.kubernetes.io/zone', new Set(catalogue.zones));
-  return (key) => [...(byKey.get(key) ?? [])];
 }
 
 async function main(argv: readonly string[]): Promise<number> {

@@ -1,6 +1,7 @@
 import type { Manifest } from '../charts/render.js';
 import { differences, nodeClassChanges, nodePoolChanges, strongest, CORE, AWS, type Effect, type FieldChange } from './drift.js';
 import { describePacing, type Budget } from './budgets.js';
+import type { LabelUniverse } from './universe.js';
 import { newlyUnfit, type EnvironmentAnalysis, type PoolAnalysis } from './analysis.js';
 
 /**
@@ -38,8 +39,8 @@ export interface ReviewInput {
   readonly after: readonly Manifest[] | undefined;
   readonly analysisBefore?: EnvironmentAnalysis;
   readonly analysisAfter?: EnvironmentAnalysis;
-  /** Label values known for a key (from the catalogue), to name the nodes a requirement change excludes. */
-  readonly knownValues?: (key: string) => readonly string[];
+  /** The nodes that can exist (from the catalogue), to name exactly those a requirement change excludes. */
+  readonly universe?: LabelUniverse;
 }
 
 const idOf = (m: Manifest) => `${m.kind}/${m.metadata.namespace ?? ''}/${m.metadata.name}`;
@@ -78,7 +79,7 @@ export function reviewEnvironment(input: ReviewInput): EnvironmentReview {
     const base = { kind: m.kind, name: m.metadata.name, ...(m.metadata.namespace ? { namespace: m.metadata.namespace } : {}) };
     if (m.kind === 'EC2NodeClass' && !a && renamedFrom.has(m.metadata.name)) continue; // reported with its new name
     if (b && a) {
-      const changes = m.kind === 'NodePool' ? nodePoolChanges(b, a, input.knownValues) : m.kind === 'EC2NodeClass' ? nodeClassChanges(b, a) : otherChanges(b, a);
+      const changes = m.kind === 'NodePool' ? nodePoolChanges(b, a, input.universe) : m.kind === 'EC2NodeClass' ? nodeClassChanges(b, a) : otherChanges(b, a);
       if (changes.length === 0) continue;
       const effect = strongest(changes);
       reviews.push({

@@ -1,5 +1,6 @@
 import { formatPath } from '../config/errors.js';
 import { describeRequirement, narrowing, type KeyNarrowing, type Requirement } from './requirements.js';
+import type { LabelUniverse } from './universe.js';
 
 /**
  * Which field changes make Karpenter v1.13 drift and replace nodes: a pure function of the
@@ -159,7 +160,7 @@ export function withDefaults(kind: 'NodePool' | 'EC2NodeClass', obj: Json): Json
 }
 
 /** What a NodePool change does to its nodes, one entry per changed field. */
-export function nodePoolChanges(rawBefore: Json, rawAfter: Json, knownValues?: (key: string) => readonly string[]): FieldChange[] {
+export function nodePoolChanges(rawBefore: Json, rawAfter: Json, universe?: LabelUniverse): FieldChange[] {
   const before = withDefaults('NodePool', rawBefore);
   const after = withDefaults('NodePool', rawAfter);
   const out: FieldChange[] = [];
@@ -187,7 +188,7 @@ export function nodePoolChanges(rawBefore: Json, rawAfter: Json, knownValues?: (
   const reqChanged = JSON.stringify(hashView(reqBefore.map(withoutMinValues))) !== JSON.stringify(hashView(reqAfter.map(withoutMinValues)));
   const minChanged = !reqChanged && JSON.stringify(hashView(reqBefore)) !== JSON.stringify(hashView(reqAfter));
   if (reqChanged) {
-    const narrowed = narrowing(reqBefore, reqAfter, knownValues);
+    const narrowed = narrowing(reqBefore, reqAfter, universe?.values, universe?.reachable(reqBefore));
     out.push({
       path: 'spec.template.spec.requirements',
       before: reqBefore.map(describeRequirement),

@@ -73,6 +73,7 @@ export function narrowing(
   before: readonly Requirement[],
   after: readonly Requirement[],
   knownValues: (key: string) => readonly string[] = () => [],
+  reachable: (key: string, value: string | undefined) => boolean = () => true,
 ): KeyNarrowing[] {
   const group = (reqs: readonly Requirement[]) => {
     const m = new Map<string, Requirement[]>();
@@ -94,8 +95,8 @@ export function narrowing(
       return i === undefined ? [] : [String(i - 1), String(i), String(i + 1)];
     });
     const candidates = [...new Set([...named, ...around, ...knownValues(key)])].sort(compareValues);
-    const excluded = [undefined, ...candidates].filter((v) => admitsAll(o, v) && !admitsAll(n, v));
-    const excludesOtherValues = admitsAll(o, OTHER) && !admitsAll(n, OTHER);
+    const excluded = [undefined, ...candidates].filter((v) => admitsAll(o, v) && !admitsAll(n, v) && reachable(key, v));
+    const excludesOtherValues = admitsAll(o, OTHER) && !admitsAll(n, OTHER) && reachable(key, OTHER);
     if (excluded.length > 0 || excludesOtherValues) out.push({ key, excluded, excludesOtherValues });
   }
   return out;

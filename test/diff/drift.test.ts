@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { amiFamily, differences, goDuration, hashView, nodeClassChanges, nodePoolChanges } from '../../diff/drift.js';
 import { admits, narrowing } from '../../diff/requirements.js';
 import { describePacing, windowText } from '../../diff/budgets.js';
+import { catalogueUniverse } from '../../diff/universe.js';
 
 const pool = (template: Record<string, unknown>, rest: Record<string, unknown> = {}) => ({
   apiVersion: 'karpenter.sh/v1',
@@ -151,5 +152,32 @@ describe('CRD defaults', () => {
     const nc = (spec: Record<string, unknown>) => ({ kind: 'EC2NodeClass', metadata: { name: 'd' }, spec: { amiSelectorTerms: [{ alias: 'al2023@latest' }], ...spec } });
     expect(nodeClassChanges(nc({}), nc({ metadataOptions: { httpEndpoint: 'enabled', httpProtocolIPv6: 'disabled', httpPutResponseHopLimit: 1, httpTokens: 'required' } }))).toEqual([]);
     expect(nodeClassChanges(nc({}), nc({ metadataOptions: { httpPutResponseHopLimit: 2 } })).map((c) => [c.path, c.effect])).toEqual([['spec.metadataOptions.httpPutResponseHopLimit', 'replaces']]);
+  });
+});
+
+describe('nodes that can exist (catalogue universe)', () => {
+  const t = (family: string, category: string) => ({ labels: { 'karpenter.k8s.aws/instance-family': family, 'karpenter.k8s.aws/instance-category': category }, resources: {}, onDemandPrice: null });
+  const catalogue = { origin: 'test', region: 'us-east-1', pricesAsOf: '2026-11-30', zones: ['us-east-1a'], instanceTypes: { 'c5.large': t('c5', 'c'), 'm5.large': t('m5', 'm') } };
+  const before = [
+    { key: 'karpenter.k8s.aws/instance-family', operator: 'In', values: ['c5', 'm5'] },
+    { key: 'karpenter.k8s.aws/instance-category', operator: 'In', values: ['c'] },
+  ];
+  const after = [{ key: 'karpenter.k8s.aws/instance-family', operator: 'In', values: ['c5'] }, before[1]!];
+
+  it('GIVEN a family dropped that another key already excluded WHEN compared with the catalogue THEN no node drifts', () => {
+    const np = (reqs: unknown[]) => pool({ requirements: reqs });
+    expect(nodePoolChanges(np(before), np(after), catalogueUniverse(catalogue)).map((c) => c.effect)).toEqual(['none']);
+  });
+
+  it('GIVEN the same change without a catalogue WHEN compared THEN the dropped family is reported, as nothing says it could not exist', () => {
+    expect(narrowing(before, after)).toEqual([{ key: 'karpenter.k8s.aws/instance-family', excluded: ['m5'], excludesOtherValues: false }]);
+  });
+
+  it('GIVEN a zone dropped WHEN compared with the catalogue THEN nodes in that zone drift (zones are not type labels)', () => {
+    const u = catalogueUniverse({ ...catalogue, zones: ['us-east-1a', 'us-east-1b'] });
+    const z = (values: string[]) => [{ key: 'topology.kubernetes.io/zone', operator: 'In', values }];
+    expect(narrowing(z(['us-east-1a', 'us-east-1b']), z(['us-east-1a']), u.values, u.reachable(z(['us-east-1a', 'us-east-1b'])))).toEqual([
+      { key: 'topology.kubernetes.io/zone', excluded: ['us-east-1b'], excludesOtherValues: false },
+    ]);
   });
 });
