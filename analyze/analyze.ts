@@ -84,8 +84,8 @@ export interface WorkloadFit {
   readonly pools: readonly string[];
   /**
    * In the highest-weight pool where one pod fits: the admitted type that holds all
-   * replicas most cheaply (On-Demand prices), one pod plus the DaemonSets per node at
-   * least; null: fits nowhere.
+   * replicas most cheaply (On-Demand prices) within the pool's limits, or failing that the
+   * one that leaves the fewest pods pending; null: fits nowhere.
    */
   readonly fit: {
     readonly pool: string;
@@ -458,23 +458,25 @@ function fitWorkload(label: string, replicas: number, pod: PodSpecLike, pools: r
   const per = (free: number, need: number) => (need > 0 ? Math.floor(free / need) : Infinity);
   for (const p of candidates) {
     // Karpenter packs pending pods onto the type that is cheapest for all of them: one
-    // type for every node is the estimate (mixed sizes would only be cheaper).
+    // type for every node is the estimate (mixed sizes would only be cheaper). A type the
+    // pool's limits cut short ranks after one that runs every replica.
+    const limits = p.spec.limits;
     const options = p.pool.admitted
-      .filter((t) => t.allocatable.cpu >= requests.cpu + ds.cpu && t.allocatable.memory >= requests.memory + ds.memory && t.allocatable.pods >= ds.pods + 1)
-      .map((t) => {
+      .map((t, i) => ({ t, capacity: p.admittedTypes[i]! }))
+      .filter(({ t }) => t.allocatable.cpu >= requests.cpu + ds.cpu && t.allocatable.memory >= requests.memory + ds.memory && t.allocatable.pods >= ds.pods + 1)
+      .map(({ t, capacity }) => {
         const podsPerNode = Math.min(per(t.allocatable.cpu - ds.cpu, requests.cpu), per(t.allocatable.memory - ds.memory, requests.memory), t.allocatable.pods - ds.pods);
         const nodes = Math.ceil(replicas / podsPerNode);
-        return { t, podsPerNode, nodes, cost: t.onDemandPrice === null ? Infinity : nodes * t.onDemandPrice };
+        const nodesWithinLimits =
+          limits?.cpu === undefined && limits?.memory === undefined
+            ? null
+            : Math.min(limits?.cpu !== undefined ? Math.floor(parseQuantity(limits.cpu) / capacity.vcpu) : Infinity, limits?.memory !== undefined ? Math.floor(parseQuantity(limits.memory) / capacity.capacityMemory) : Infinity);
+        const pending = nodesWithinLimits === null ? 0 : Math.max(0, replicas - nodesWithinLimits * podsPerNode);
+        return { t, podsPerNode, nodes, nodesWithinLimits, pending, cost: t.onDemandPrice === null ? Infinity : nodes * t.onDemandPrice };
       })
-      .sort((a, b) => a.cost - b.cost || (a.t.name < b.t.name ? -1 : 1));
+      .sort((a, b) => a.pending - b.pending || a.cost - b.cost || (a.t.name < b.t.name ? -1 : 1));
     const best = options[0];
     if (!best) continue;
-    const type = p.admittedTypes.find((t) => t.name === best.t.name)!;
-    const limits = p.spec.limits;
-    const nodesWithinLimits =
-      limits?.cpu === undefined && limits?.memory === undefined
-        ? null
-        : Math.min(limits?.cpu !== undefined ? Math.floor(parseQuantity(limits.cpu) / type.vcpu) : Infinity, limits?.memory !== undefined ? Math.floor(parseQuantity(limits.memory) / type.capacityMemory) : Infinity);
     return {
       workload: label,
       replicas,
@@ -486,7 +488,7 @@ function fitWorkload(label: string, replicas: number, pod: PodSpecLike, pools: r
         podsPerNode: best.podsPerNode,
         nodes: best.nodes,
         onDemandPerHour: best.t.onDemandPrice === null ? null : round(best.nodes * best.t.onDemandPrice),
-        nodesWithinLimits,
+        nodesWithinLimits: best.nodesWithinLimits,
       },
     };
   }

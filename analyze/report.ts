@@ -107,7 +107,7 @@ export function renderReport(a: EnvironmentAnalysis, chartFile = `${a.environmen
     ...a.pools.flatMap((p) => poolSection(p, a)),
     '## Workloads',
     '',
-    'Where one pod plus the DaemonSets fits: the highest-weight NodePool that accepts the pod, and its admitted type that holds all replicas most cheaply (one type for every node, On-Demand prices). `inflate` is shown at 1, 10 and 100 replicas.',
+    'Where the pods go: the highest-weight NodePool that accepts the pod and has a type for one pod plus the DaemonSets, and its admitted type that holds all replicas most cheaply within the pool\'s limits (one type for every node, On-Demand prices; pods of one workload only, so an estimate). `inflate` is shown at 1, 10 and 100 replicas.',
     '',
     '| workload | replicas | requests per pod | pool | type | pods per node | nodes | On-Demand per hour | within limits |',
     '|---|---|---|---|---|---|---|---|---|',

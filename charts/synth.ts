@@ -16,6 +16,8 @@ export interface SynthOptions {
   readonly root: string;
   /** Only these environments (default: all). */
   readonly only?: readonly string[];
+  /** Return error findings of the analyzer in `analysis` instead of throwing (`npm run analyze` prints them). */
+  readonly keepAnalysisErrors?: boolean;
 }
 
 export interface EnvironmentResult {
@@ -63,7 +65,7 @@ export function synthesize(opts: SynthOptions): SynthResult {
   // A pool that admits no instance type, or a workload that fits none, is as broken as an
   // invalid field: Argo CD would sync it green and no node would ever launch.
   const analyzed = analyzeForSynth(opts.root, charts);
-  if (analyzed.errors.length > 0) throw analyzed.errors.length === 1 ? analyzed.errors[0] : new AggregateConfigError(analyzed.errors);
+  if (analyzed.errors.length > 0 && !opts.keepAnalysisErrors) throw analyzed.errors.length === 1 ? analyzed.errors[0] : new AggregateConfigError(analyzed.errors);
   const results = charts.map((c, i) => ({ ...c, files: renderFiles(c.objects, `dist/${c.environment.name}`), analysis: analyzed.analyses[i] }));
   return { environments: results, warnings: [...environments.flatMap((e) => e.warnings), ...results.flatMap(nodeRoleWarnings), ...analyzed.warnings] };
 }

@@ -1,0 +1,62 @@
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { chartSpec, chartSpecText, renderChartSvg } from '../../analyze/chart.js';
+import { reportFiles } from '../../analyze/reports.js';
+import { renderReport } from '../../analyze/report.js';
+import { synthesize } from '../../charts/synth.js';
+import { REPO } from '../support/repo.js';
+
+const result = synthesize({ root: REPO, only: ['prod', 'dev'] });
+const prod = result.environments.find((e) => e.environment.name === 'prod')!.analysis!;
+const dev = result.environments.find((e) => e.environment.name === 'dev')!.analysis!;
+
+describe('reports/<env>.md and the chart', () => {
+  let dir: string | undefined;
+  afterEach(() => dir && rmSync(dir, { recursive: true, force: true }));
+
+  it("README's npm run analyze excerpt is a real excerpt of reports/prod.md", () => {
+    const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
+    const excerpt = readme.slice(readme.indexOf('An excerpt of `npm run analyze -- --env prod`'));
+    const block = excerpt.slice(excerpt.indexOf('```markdown') + 12, excerpt.indexOf('\n```\n'));
+    const report = readFileSync(join(REPO, 'reports/prod.md'), 'utf8').split('\n');
+    expect(block.split('\n').length).toBeGreaterThan(20);
+    for (const line of block.split('\n')) expect(report).toContain(line);
+    expect(readme).toContain('![prod: admitted instance types, vCPU against On-Demand dollars per hour](reports/prod.svg)');
+  });
+
+  it('the committed report and chart data are what the analysis renders now', () => {
+    expect(renderReport(prod)).toBe(readFileSync(join(REPO, 'reports/prod.md'), 'utf8'));
+    expect(chartSpecText(chartSpec(prod))).toBe(readFileSync(join(REPO, 'reports/prod.chart.json'), 'utf8'));
+  });
+
+  it('Vega draws the same SVG twice, headless, with every priced admitted type and inflate marked', async () => {
+    const spec = chartSpec(prod);
+    const svg = await renderChartSvg(spec);
+    expect(await renderChartSvg(chartSpec(prod))).toBe(svg);
+    expect(svg).toBe(readFileSync(join(REPO, 'reports/prod.svg'), 'utf8'));
+    expect(svg.startsWith('<svg')).toBe(true);
+    expect(svg).toContain('>inflate: c6a.large</text>');
+    const priced = prod.pools.flatMap((p) => p.admitted.filter((t) => t.onDemandPrice !== null));
+    expect((spec.data![0] as { values: unknown[] }).values).toHaveLength(priced.length);
+    expect(svg).toContain('>vCPU</text>');
+  });
+
+  it('an unchanged chart reuses the committed SVG; changed data or --render-charts draws it again', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'reports-'));
+    mkdirSync(join(dir, 'reports'));
+    writeFileSync(join(dir, 'reports/dev.chart.json'), chartSpecText(chartSpec(dev)));
+    writeFileSync(join(dir, 'reports/dev.svg'), '<svg>committed</svg>\n');
+    writeFileSync(join(dir, 'reports/staging.md'), 'kept\n');
+    const reused = await reportFiles({ root: dir, analyses: [dev], keepOthers: true, renderCharts: false });
+    expect(reused.get('dev.svg')).toBe('<svg>committed</svg>\n');
+    expect(reused.get('staging.md')).toBe('kept\n'); // --env dev leaves other environments' reports alone
+    const forced = await reportFiles({ root: dir, analyses: [dev], keepOthers: false, renderCharts: true });
+    expect(forced.get('dev.svg')).toBe(readFileSync(join(REPO, 'reports/dev.svg'), 'utf8'));
+    expect([...forced.keys()].sort()).toEqual(['dev.chart.json', 'dev.md', 'dev.svg']);
+    writeFileSync(join(dir, 'reports/dev.chart.json'), '{}\n');
+    const changed = await reportFiles({ root: dir, analyses: [dev], keepOthers: false, renderCharts: false });
+    expect(changed.get('dev.svg')).toBe(readFileSync(join(REPO, 'reports/dev.svg'), 'utf8'));
+  });
+});
