@@ -3,7 +3,7 @@ import type { LoadedEnvironment } from '../config/environment.js';
 import { DEFAULT_AMI_ALIAS } from '../config/defaults.js';
 import type { Manifest } from '../charts/render.js';
 import { INFLATE } from '../charts/inflate.js';
-import { allocatableUnder, isPreviousGeneration, parseCatalogue, typeRequirement, type CatalogueType, type NodeClassView } from './instance-types.js';
+import { allocatableUnder, isPreviousGeneration, parseCatalogue, typeRequirement, variantOf, type CatalogueType, type NodeClassView } from './instance-types.js';
 import { GiB, formatMemory, parseQuantity } from './quantity.js';
 import { add, allows, conflicts, firstConflict, newRequirement, requirementsOf, type NodeSelectorRequirement, type Requirement } from './requirements.js';
 
@@ -183,10 +183,12 @@ export function analyzeEnvironment(env: LoadedEnvironment, objects: readonly Man
     const view = nodeClassView(nodeClasses.get(spec.template.spec.nodeClassRef.name));
     const reqs = poolRequirements(o.metadata.name, spec);
     const typeZones = (t: CatalogueType) => (t.zones && zones.list ? t.zones.filter((z) => zones.list!.includes(z)) : (t.zones ?? zones.list ?? undefined));
+    // Types with their own zone list (a refreshed catalogue) vary by type; cache by the environment's zones otherwise.
+    const variant = variantOf(cat.region, zones.list ?? undefined, view);
     const admittedTypes = cat.types.filter((t) => {
       if (view.windows && t.arch !== 'amd64') return false; // no Windows AMI for arm64
       for (const [key, incoming] of reqs) {
-        const existing = typeRequirement(t, key, cat.region, typeZones(t), view);
+        const existing = typeRequirement(t, key, cat.region, typeZones(t), view, t.zones ? `${variant}|${t.zones.join(',')}` : variant);
         if (existing && conflicts(existing, incoming)) return false;
       }
       return true;
@@ -221,7 +223,8 @@ export function analyzeEnvironment(env: LoadedEnvironment, objects: readonly Man
       families: uniqueSorted(admitted.map((t) => t.family)),
       generations: uniqueSorted(admitted.map((t) => t.generation), (a, b) => Number(a) - Number(b)),
       architectures: uniqueSorted(admitted.map((t) => t.arch)),
-      sizes: uniqueSorted(admitted.map((t) => t.size)),
+      // nano, micro, ..., large, xlarge, 2xlarge, ..., metal: by the fewest vCPUs a size has here.
+      sizes: uniqueSorted(admitted.map((t) => t.size), (a, b) => minVcpu(admitted, a) - minVcpu(admitted, b) || (a < b ? -1 : 1)),
       ceiling: costCeiling(spec.limits, admittedTypes, capacityTypes),
       taints: (spec.template.spec.taints ?? []).map((t) => `${t.key}${t.value !== undefined ? `=${t.value}` : ''}:${t.effect}`),
     };
@@ -278,6 +281,8 @@ function poolRequirements(name: string, spec: NodePoolSpec): Map<string, Require
   return reqs;
 }
 
+const minVcpu = (types: readonly AdmittedType[], size: string) => Math.min(...types.filter((t) => t.size === size).map((t) => t.vcpu));
+
 function uniqueSorted(values: readonly string[], compare?: (a: string, b: string) => number): string[] {
   return [...new Set(values)].sort(compare ?? ((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
 }
@@ -293,8 +298,9 @@ export function costCeiling(limits: Record<string, string> | undefined, types: r
   const memory = limits?.memory;
   if (cpu === undefined && memory === undefined) return { limits: null, onDemand: null, spot: null };
   // Fractional: mixed sizes can fill a limit almost exactly; a type larger than a limit never launches.
-  const nodesOf = (t: CatalogueType) =>
-    Math.min(cpu !== undefined ? parseQuantity(cpu) / t.vcpu : Infinity, memory !== undefined ? parseQuantity(memory) / t.capacityMemory : Infinity);
+  const cpuLimit = cpu !== undefined ? parseQuantity(cpu) : Infinity;
+  const memoryLimit = memory !== undefined ? parseQuantity(memory) : Infinity;
+  const nodesOf = (t: CatalogueType) => Math.min(cpuLimit / t.vcpu, memoryLimit / t.capacityMemory);
   const range = (price: (t: CatalogueType) => number | null) => {
     const ends = types
       .filter((t) => price(t) !== null && nodesOf(t) >= 1)
@@ -461,16 +467,15 @@ function fitWorkload(label: string, replicas: number, pod: PodSpecLike, pools: r
     // type for every node is the estimate (mixed sizes would only be cheaper). A type the
     // pool's limits cut short ranks after one that runs every replica.
     const limits = p.spec.limits;
+    const cpuLimit = limits?.cpu !== undefined ? parseQuantity(limits.cpu) : Infinity;
+    const memoryLimit = limits?.memory !== undefined ? parseQuantity(limits.memory) : Infinity;
     const options = p.pool.admitted
       .map((t, i) => ({ t, capacity: p.admittedTypes[i]! }))
       .filter(({ t }) => t.allocatable.cpu >= requests.cpu + ds.cpu && t.allocatable.memory >= requests.memory + ds.memory && t.allocatable.pods >= ds.pods + 1)
       .map(({ t, capacity }) => {
         const podsPerNode = Math.min(per(t.allocatable.cpu - ds.cpu, requests.cpu), per(t.allocatable.memory - ds.memory, requests.memory), t.allocatable.pods - ds.pods);
         const nodes = Math.ceil(replicas / podsPerNode);
-        const nodesWithinLimits =
-          limits?.cpu === undefined && limits?.memory === undefined
-            ? null
-            : Math.min(limits?.cpu !== undefined ? Math.floor(parseQuantity(limits.cpu) / capacity.vcpu) : Infinity, limits?.memory !== undefined ? Math.floor(parseQuantity(limits.memory) / capacity.capacityMemory) : Infinity);
+        const nodesWithinLimits = cpuLimit === Infinity && memoryLimit === Infinity ? null : Math.min(Math.floor(cpuLimit / capacity.vcpu), Math.floor(memoryLimit / capacity.capacityMemory));
         const pending = nodesWithinLimits === null ? 0 : Math.max(0, replicas - nodesWithinLimits * podsPerNode);
         return { t, podsPerNode, nodes, nodesWithinLimits, pending, cost: t.onDemandPrice === null ? Infinity : nodes * t.onDemandPrice };
       })

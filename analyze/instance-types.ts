@@ -110,7 +110,25 @@ const TYPE_LABEL_KEY_SET: ReadonlySet<string> = new Set(TYPE_LABEL_KEYS);
  * Built per key, not per type: a pool names a handful of keys, the catalogue has 1,204
  * types. Windows AMIs are amd64 only: the provider's getOS gives an arm64 type no OS.
  */
-export function typeRequirement(t: CatalogueType, key: string, region: string, zones: readonly string[] | undefined, nodeClass: NodeClassView): Requirement | undefined {
+export function typeRequirement(t: CatalogueType, key: string, region: string, zones: readonly string[] | undefined, nodeClass: NodeClassView, variant = variantOf(region, zones, nodeClass)): Requirement | undefined {
+  // Every pool of every environment asks the same few keys of the same 1,204 types: memoize
+  // per variant (the caller computes it once per pool), then per type, then per key.
+  let byType = requirementCache.get(variant);
+  if (!byType) requirementCache.set(variant, (byType = new WeakMap()));
+  let byKey = byType.get(t);
+  if (!byKey) byType.set(t, (byKey = new Map()));
+  if (byKey.has(key)) return byKey.get(key);
+  const r = computeTypeRequirement(t, key, region, zones, nodeClass);
+  byKey.set(key, r);
+  return r;
+}
+
+/** What, besides the type, a type's requirements depend on: the AMI family's OS and the zones in force. */
+export const variantOf = (region: string, zones: readonly string[] | undefined, nodeClass: NodeClassView) => `${nodeClass.windows}|${region}|${zones?.join(',') ?? '*'}`;
+
+const requirementCache = new Map<string, WeakMap<CatalogueType, Map<string, Requirement | undefined>>>();
+
+function computeTypeRequirement(t: CatalogueType, key: string, region: string, zones: readonly string[] | undefined, nodeClass: NodeClassView): Requirement | undefined {
   const values = (v: readonly string[]): Requirement => ({ key, complement: false, values: new Set(v) });
   switch (key) {
     case 'node.kubernetes.io/instance-type':

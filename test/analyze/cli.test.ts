@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { REPO, tempRepo } from '../support/repo.js';
@@ -47,6 +47,21 @@ describe('npm run analyze', () => {
     expect(synth.stderr.split('\n').slice(0, 2)).toEqual(['error: invalid input, nothing was written', ADMITS_NOTHING]);
     expect(existsSync(join(repo.root, 'dist'))).toBe(false);
     expect(existsSync(join(repo.root, 'reports'))).toBe(false);
+  });
+
+  it('a region without a catalogue is not analyzed: a warning, no report, synth still succeeds', () => {
+    repo = tempRepo();
+    repo.editEnvironment('dev', (e) => {
+      e.cluster.region = 'eu-west-1';
+      delete e.cluster.availabilityZones;
+    });
+    repo.editOutputs('dev', (o) => (o.region = 'eu-west-1'));
+    const synth = run('charts/main.ts', repo.root);
+    expect(synth.code).toBe(0);
+    expect(synth.stderr.split('\n')).toContain(
+      'warning: environments/dev.yaml: cluster.region: "eu-west-1" has no instance catalogue (catalogue/eu-west-1.json), so its NodePools were not analyzed; run `npm run catalogue -- --region eu-west-1`',
+    );
+    expect(readdirSync(join(repo.root, 'reports')).sort()).toEqual(['prod.chart.json', 'prod.md', 'prod.svg', 'staging.chart.json', 'staging.md', 'staging.svg']);
   });
 
   it('an unknown flag is an error with the usage', () => {
