@@ -17,8 +17,8 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'unit',
-          include: ['test/config/**/*.test.ts', 'test/charts/**/*.test.ts', 'test/analyze/**/*.test.ts', 'test/validate/**/*.test.ts', 'test/infra/**/*.test.ts', 'test/scripts/**/*.test.ts'],
-          exclude: ['**/*.apiserver.test.ts', 'test/infra/moto.test.ts'],
+          include: ['test/config/**/*.test.ts', 'test/charts/**/*.test.ts', 'test/analyze/**/*.test.ts', 'test/diff/**/*.test.ts', 'test/catalogue/**/*.test.ts', 'test/validate/**/*.test.ts', 'test/infra/**/*.test.ts', 'test/scripts/**/*.test.ts'],
+          exclude: ['**/*.apiserver.test.ts', 'test/infra/moto.test.ts', 'test/catalogue/moto.test.ts'],
         },
       },
       {
@@ -31,7 +31,7 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: 'aws', include: ['test/infra/moto.test.ts'] },
+        test: { name: 'aws', include: ['test/infra/moto.test.ts', 'test/catalogue/moto.test.ts'] },
       },
     ],
   },
