@@ -7,6 +7,7 @@ import { parseYamlInput, readInputText } from './yaml-input.js';
 import { nodeClassSchema, nodePoolSchema } from './karpenter-schema.js';
 import { objectName, quantity, strict, uniqueNames } from './schema-kit.js';
 import { checkWorkloads, workloadWarnings, workloadsSchema } from './workload-schema.js';
+import { daemonSetOverheadSchema } from './daemonset-overhead.js';
 
 /**
  * The per-environment config, `environments/<env>.yaml`, read by both infra and charts.
@@ -61,6 +62,8 @@ export const environmentSchema = strict({
   nodePools: z.array(nodePoolSchema).min(1).superRefine((items, ctx) => uniqueNames(items, ctx, 'node pools')),
   /** Spot-ready Deployments (charts/spot-ready-workload.ts); the inflate test Deployment is always emitted. */
   workloads: workloadsSchema,
+  /** DaemonSets on every Karpenter node, for `npm run simulate`; replaces its EKS add-on defaults. */
+  daemonSets: z.array(daemonSetOverheadSchema).superRefine((items, ctx) => uniqueNames(items, ctx, 'daemonSets')).optional(),
 }).superRefine((env, ctx) => {
   checkWorkloads(env, ctx);
   const classes = env.nodeClasses.map((c) => c.name);
