@@ -16,6 +16,7 @@ import { EnvironmentChart } from '../charts/environment-chart.js';
 import { synthesize } from '../charts/synth.js';
 import { median, type BenchRow } from './measure.js';
 import { benchValidate } from './validate.js';
+import { benchSimulate } from './simulate.js';
 
 const ROOT = join(import.meta.dirname, '..');
 
@@ -111,6 +112,7 @@ try {
 }
 rows.push(wholeProcess(3));
 rows.push(...(await benchValidate()).rows);
+rows.push(...benchSimulate().rows);
 
 const width = (k: keyof Row) => Math.max(k.length, ...rows.map((r) => r[k].length));
 const line = (r: Row) => (['what', 'ours', 'alternative', 'ratio'] as const).map((k) => r[k].padEnd(width(k))).join(' | ');

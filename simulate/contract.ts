@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
 import { z } from 'zod';
 import type { Catalogue } from '../catalogue/catalogue.js';
 
@@ -40,6 +41,7 @@ export const simulationOutputSchema = z.strictObject({
   plans: z.number().int().positive(),
   agreeing: z.number().int().positive(),
   zonesRelabelled: z.boolean(),
+  capacityTypesRelabelled: z.boolean(),
 });
 
 export type SimulationOutput = z.infer<typeof simulationOutputSchema>;
@@ -72,9 +74,12 @@ export function runSimulation(binary: string, input: SimulationInput): Simulatio
   return parsed.data;
 }
 
-/** Builds the binary once (scripts/ensure-simulate.sh, cached under the user's cache dir) and returns its path. */
-export function ensureBinary(root: string): string {
-  const res = spawnSync('bash', [`${root}/scripts/ensure-simulate.sh`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+/**
+ * Builds the binary once (scripts/ensure-simulate.sh, cached under the user's cache dir)
+ * and returns its path. The Go module is this checkout's, whatever --root the inputs come from.
+ */
+export function ensureBinary(): string {
+  const res = spawnSync('bash', [join(import.meta.dirname, '..', 'scripts', 'ensure-simulate.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
   if (res.status !== 0) throw new SimulationError(`scripts/ensure-simulate.sh failed (exit ${res.status ?? res.signal}); Go is needed to build the simulation`);
   const path = res.stdout.trim().split('\n').at(-1);
   if (!path) throw new SimulationError('scripts/ensure-simulate.sh printed no binary path');

@@ -57,8 +57,15 @@ export function assumptions(p: Prepared): string[] {
   ];
 }
 
+/** Karpenter's limits check inside one round is pessimistic; say so wherever it shows. */
+export const LIMITS_NOTE =
+  'this is one provisioning round: Karpenter charges each NodeClaim it plans its largest option against the NodePool limits, so pods can stay pending here that the next round (counting the nodes actually launched) schedules';
+
+const hitsLimits = (out: SimulationOutput) => out.pending.some((p) => /exceed limits|limits have been exhausted/.test(p.reason));
+
 function runsLine(out: SimulationOutput): string {
-  const zones = out.zonesRelabelled ? '; zones are interchangeable here and are named canonically' : '';
+  const renamed = [out.zonesRelabelled && 'zones', out.capacityTypesRelabelled && 'spot and on-demand (priced alike, allowed alike)'].filter(Boolean);
+  const zones = renamed.length > 0 ? `; ${renamed.join(' and ')} are interchangeable here and named canonically` : '';
   return out.plans === 1
     ? `all ${out.runs} runs of Schedule gave this plan${zones}`
     : `${out.agreeing} of ${out.runs} runs of Schedule gave this plan; Karpenter's tie-breaks (Go map order) gave ${out.plans - 1} other plan(s)${zones}`;
@@ -83,6 +90,7 @@ export function renderText(p: Prepared, out: SimulationOutput): string {
   });
   lines.push(out.pending.length === 0 ? 'Pending: none' : 'Pending:');
   for (const pe of out.pending) lines.push(`  ${pe.workload} x${pe.count}: ${pe.reason}`);
+  if (hitsLimits(out)) lines.push(`  (${LIMITS_NOTE})`);
   lines.push(`(${runsLine(out)})`);
   return `${lines.join('\n')}\n`;
 }
@@ -107,6 +115,7 @@ export function renderMarkdownSection(title: string, p: Prepared, out: Simulatio
   else {
     lines.push('Pending pods, with Karpenter\'s reason:', '');
     for (const pe of out.pending) lines.push(`- ${pe.workload} x${pe.count}: ${cell(pe.reason)}`);
+    if (hitsLimits(out)) lines.push('', `Note: ${LIMITS_NOTE}.`);
   }
   lines.push('', `(${runsLine(out)}.)`, '');
   return lines.join('\n');

@@ -6,7 +6,6 @@
  */
 import type { TestProject } from 'vitest/node';
 import { ensureBinary } from '../../simulate/contract.js';
-import { REPO } from './repo.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -17,7 +16,7 @@ declare module 'vitest' {
 
 export function setup(project: TestProject): void {
   const started = Date.now();
-  const binary = ensureBinary(REPO);
+  const binary = ensureBinary();
   console.error(`simulate binary ready at ${binary} in ${Date.now() - started} ms`);
   project.provide('simulateBinary', binary);
 }

@@ -56,8 +56,11 @@ type Output struct {
 	Runs     int `json:"runs"`
 	Plans    int `json:"plans"`
 	Agreeing int `json:"agreeing"`
-	// ZonesRelabelled is true when zones were interchangeable and renamed canonically.
-	ZonesRelabelled bool `json:"zonesRelabelled"`
+	// ZonesRelabelled is true when zones were interchangeable and renamed canonically;
+	// CapacityTypesRelabelled when spot and on-demand were (no Spot prices, every pool
+	// used allows both) and were swapped canonically.
+	ZonesRelabelled         bool `json:"zonesRelabelled"`
+	CapacityTypesRelabelled bool `json:"capacityTypesRelabelled"`
 }
 
 // NodeClaim is one NodeClaim Karpenter would create, with the pods it was made for.

@@ -67,14 +67,15 @@ func Simulate(ctx context.Context, in contract.Input) (contract.Output, error) {
 	relabel := zonesInterchangeable(in)
 	counts := map[string]int{}
 	plans := map[string]contract.Output{}
+	swapped := false
 	for range in.Runs {
 		plan, err := scheduleOnce(ctx, in, its)
 		if err != nil {
 			return contract.Output{}, err
 		}
-		if relabel {
-			plan = canonicalZones(plan, in.Zones)
-		}
+		swap := capacityTypesInterchangeable(in, plan)
+		swapped = swapped || swap
+		plan = canonical(plan, in.Zones, relabel, swap)
 		key := mustJSON(plan)
 		counts[key]++
 		plans[key] = plan
@@ -87,7 +88,7 @@ func Simulate(ctx context.Context, in contract.Input) (contract.Output, error) {
 		return keys[i] < keys[j]
 	})
 	out := plans[keys[0]]
-	out.Runs, out.Plans, out.Agreeing, out.ZonesRelabelled = in.Runs, len(keys), counts[keys[0]], relabel
+	out.Runs, out.Plans, out.Agreeing, out.ZonesRelabelled, out.CapacityTypesRelabelled = in.Runs, len(keys), counts[keys[0]], relabel, swapped
 	return out, nil
 }
 
@@ -296,27 +297,71 @@ func zonesInterchangeable(in contract.Input) bool {
 	return !lo.SomeBy(in.Zones, func(z string) bool { return strings.Contains(text, z) })
 }
 
-// canonicalZones renames zones by the permutation whose plan sorts first: Karpenter
-// picks among equal zones in Go map order (trap 9), so only the plan up to renaming is
-// Karpenter's answer.
-func canonicalZones(plan contract.Output, zones []string) contract.Output {
+// capacityTypesInterchangeable is true when swapping spot and on-demand cannot change
+// the plan: no Spot prices (a Spot offering costs the On-Demand price) and every
+// NodePool the plan uses allows both.
+func capacityTypesInterchangeable(in contract.Input, plan contract.Output) bool {
+	for _, it := range in.Catalogue.InstanceTypes {
+		if it.SpotPrices != nil {
+			return false
+		}
+	}
+	used := lo.SliceToMap(plan.NodeClaims, func(nc contract.NodeClaim) (string, bool) { return nc.NodePool, true })
+	for _, np := range in.NodePools {
+		if !used[np.Name] {
+			continue
+		}
+		reqs := karpscheduling.NewNodeSelectorRequirementsWithMinValues(np.Spec.Template.Spec.Requirements...)
+		ct := reqs.Get(karpv1.CapacityTypeLabelKey)
+		if !reqs.Has(karpv1.CapacityTypeLabelKey) || !ct.Has(karpv1.CapacityTypeSpot) || !ct.Has(karpv1.CapacityTypeOnDemand) {
+			return false
+		}
+	}
+	return true
+}
+
+// canonical renames interchangeable zones (and swaps spot with on-demand when those are
+// interchangeable) to whichever renaming sorts the plan first: Karpenter picks among
+// equal domains in Go map order (trap 9), so only the plan up to renaming is its answer.
+func canonical(plan contract.Output, zones []string, relabelZones, swapCapacityTypes bool) contract.Output {
 	sorted := append([]string(nil), zones...)
 	sort.Strings(sorted)
+	perms := [][]string{sorted}
+	if relabelZones {
+		perms = permutations(sorted)
+	}
+	swaps := []map[string]string{nil}
+	if swapCapacityTypes {
+		swaps = append(swaps, map[string]string{karpv1.CapacityTypeSpot: karpv1.CapacityTypeOnDemand, karpv1.CapacityTypeOnDemand: karpv1.CapacityTypeSpot})
+	}
 	best, bestKey := plan, ""
-	for _, perm := range permutations(sorted) {
+	for _, perm := range perms {
 		rename := lo.SliceToMap(lo.Range(len(sorted)), func(i int) (string, string) { return sorted[i], perm[i] })
-		candidate := contract.Output{Pending: plan.Pending, NodeClaims: make([]contract.NodeClaim, len(plan.NodeClaims))}
-		for i, nc := range plan.NodeClaims {
-			nc.Zones = lo.Map(nc.Zones, func(z string, _ int) string { return rename[z] })
-			sort.Strings(nc.Zones)
-			candidate.NodeClaims[i] = nc
-		}
-		sortPlan(&candidate)
-		if key := mustJSON(candidate); bestKey == "" || key < bestKey {
-			best, bestKey = candidate, key
+		for _, swap := range swaps {
+			candidate := contract.Output{Pending: plan.Pending, NodeClaims: make([]contract.NodeClaim, len(plan.NodeClaims))}
+			for i, nc := range plan.NodeClaims {
+				nc.Zones = relabel(nc.Zones, rename)
+				nc.CapacityTypes = relabel(nc.CapacityTypes, swap)
+				candidate.NodeClaims[i] = nc
+			}
+			sortPlan(&candidate)
+			if key := mustJSON(candidate); bestKey == "" || key < bestKey {
+				best, bestKey = candidate, key
+			}
 		}
 	}
 	return best
+}
+
+func relabel(values []string, rename map[string]string) []string {
+	out := lo.Map(values, func(v string, _ int) string {
+		if r, ok := rename[v]; ok {
+			return r
+		}
+		return v
+	})
+	sort.Strings(out)
+	return out
 }
 
 func permutations(s []string) [][]string {

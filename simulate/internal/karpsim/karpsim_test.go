@@ -37,10 +37,28 @@ func TestCanonicalZones(t *testing.T) {
 		{"same zone vs different zones", []contract.NodeClaim{claim("z-a", "x"), claim("z-a", "y")}, []contract.NodeClaim{claim("z-a", "x"), claim("z-b", "y")}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a := canonicalZones(contract.Output{NodeClaims: tc.a}, zones)
-			b := canonicalZones(contract.Output{NodeClaims: tc.b}, zones)
+			a := canonical(contract.Output{NodeClaims: tc.a}, zones, true, false)
+			b := canonical(contract.Output{NodeClaims: tc.b}, zones, true, false)
 			if got := mustJSON(a) == mustJSON(b); got != tc.same {
 				t.Errorf("same = %v, want %v:\n%s\n%s", got, tc.same, mustJSON(a), mustJSON(b))
+			}
+		})
+	}
+}
+
+func TestCanonicalCapacityTypes(t *testing.T) {
+	spot, od := claim("z-a", "x"), claim("z-a", "x")
+	spot.CapacityTypes, od.CapacityTypes = []string{"spot"}, []string{"on-demand"}
+	for _, tc := range []struct {
+		name string
+		swap bool
+		same bool
+	}{{"swappable", true, true}, {"not swappable", false, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := canonical(contract.Output{NodeClaims: []contract.NodeClaim{spot}}, []string{"z-a"}, true, tc.swap)
+			b := canonical(contract.Output{NodeClaims: []contract.NodeClaim{od}}, []string{"z-a"}, true, tc.swap)
+			if got := mustJSON(a) == mustJSON(b); got != tc.same {
+				t.Errorf("same = %v, want %v", got, tc.same)
 			}
 		})
 	}
