@@ -48,7 +48,8 @@ import (
 // Options are the controller settings the scheduler reads, at the Helm chart's defaults.
 func Options() *coreoptions.Options {
 	return &coreoptions.Options{
-		// The chart's controller requests 1 CPU: one concurrent reconcile in the scheduler.
+		// Karpenter's default --cpu-requests; every request up to 1 CPU (the shipped
+		// controllers ask 500m) gives the scheduler one worker.
 		CPURequests:      1000,
 		PreferencePolicy: coreoptions.PreferencePolicyRespect,
 		MinValuesPolicy:  coreoptions.MinValuesPolicyStrict,
