@@ -1,10 +1,11 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Three projects, so each suite starts only the real component it needs:
+ * Four projects, so each suite starts only the real component it needs:
  *   unit       pure code, no servers
  *   apiserver  a real kube-apiserver 1.36 + etcd with the vendored CRDs (built once from Go modules)
  *   aws        a real moto server on loopback (installed once into a virtualenv); each file starts its own
+ *   simulate   Karpenter's own scheduler, offline (a Go binary built once from simulate/)
  * `npm test` runs them all; `npx vitest run --project apiserver` runs one.
  */
 export default defineConfig({
@@ -32,6 +33,14 @@ export default defineConfig({
       {
         extends: true,
         test: { name: 'aws', include: ['test/infra/moto.test.ts', 'test/catalogue/moto.test.ts'] },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'simulate',
+          include: ['test/simulate/**/*.test.ts'],
+          globalSetup: ['test/support/simulate-global-setup.ts'],
+        },
       },
     ],
   },

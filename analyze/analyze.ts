@@ -1,6 +1,7 @@
 import type { Catalogue } from '../catalogue/catalogue.js';
 import type { LoadedEnvironment } from '../config/environment.js';
 import { DEFAULT_AMI_ALIAS } from '../config/defaults.js';
+import { daemonSetsFor } from '../config/daemonset-overhead.js';
 import type { Manifest } from '../charts/render.js';
 import { INFLATE } from '../charts/inflate.js';
 import { allocatableUnder, isPreviousGeneration, parseCatalogue, typeRequirement, variantOf, type CatalogueType, type NodeClassView } from './instance-types.js';
@@ -103,7 +104,7 @@ export interface EnvironmentAnalysis {
   readonly file: string;
   readonly catalogue: { readonly region: string; readonly origin: string; readonly pricesAsOf: string; readonly file: string; readonly types: number };
   readonly zones: { readonly list: readonly string[] | null; readonly source: string };
-  readonly daemonSets: { readonly names: readonly string[]; readonly cpu: number; readonly memory: number; readonly pods: number };
+  readonly daemonSets: { readonly names: readonly string[]; readonly source: string; readonly cpu: number; readonly memory: number; readonly pods: number };
   readonly memoryFloor: number;
   readonly pools: readonly PoolAnalysis[];
   readonly workloads: readonly WorkloadFit[];
@@ -163,11 +164,12 @@ export function analyzeEnvironment(env: LoadedEnvironment, objects: readonly Man
     : cat.zones
       ? { list: [...cat.zones].sort(), source: `every zone the catalogue knows (cluster.availabilityZones is not set)` }
       : { list: null, source: `cluster.availabilityZones is not set and the catalogue has no zone data: every zone of ${cat.region} assumed` };
-  const ds = review.daemonSets;
+  const { daemonSets: ds, source: daemonSetSource } = daemonSetsFor(env.config);
   const daemonSets = {
     names: ds.map((d) => d.name),
-    cpu: ds.reduce((s, d) => s + parseQuantity(d.cpu), 0),
-    memory: ds.reduce((s, d) => s + parseQuantity(d.memory), 0),
+    source: daemonSetSource,
+    cpu: ds.reduce((s, d) => s + parseQuantity(d.requests.cpu ?? '0'), 0),
+    memory: ds.reduce((s, d) => s + parseQuantity(d.requests.memory ?? '0'), 0),
     pods: ds.length,
   };
   const memoryFloor = parseQuantity(review.memoryFloor);

@@ -95,7 +95,7 @@ export function renderReport(a: EnvironmentAnalysis, chartFile = `${a.environmen
     '',
     `- **Prices**: On-Demand USD/hour in ${a.catalogue.region}, as of ${a.catalogue.pricesAsOf} (${a.catalogue.file}, ${a.catalogue.types} types). ${a.pools.some((p) => p.ceiling.spot) ? 'Spot: the lowest zone price of the catalogue.' : 'Spot: the catalogue has none, so Spot pools are priced at On-Demand rates here (an upper bound).'}`,
     `- **Zones**: ${a.zones.list ? `${a.zones.list.join(', ')} (${a.zones.source})` : a.zones.source}.`,
-    `- **Per-node overhead** (review.daemonSets): ${ds.names.join(', ')}: ${formatCpu(ds.cpu)} CPU, ${formatMemory(ds.memory)}, ${ds.pods} pods, reserved before any workload fits.`,
+    `- **Per-node overhead** (daemonSets, ${ds.source}): ${ds.names.join(', ')}: ${formatCpu(ds.cpu)} CPU, ${formatMemory(ds.memory)}, ${ds.pods} pods, reserved before any workload fits.`,
     `- **Memory floor** (review.memoryFloor): ${formatMemory(a.memoryFloor)}.`,
     '',
     '## Findings',

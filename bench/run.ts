@@ -19,6 +19,7 @@ import { benchValidate } from './validate.js';
 import { analyzeEnvironment } from '../analyze/analyze.js';
 import { readCatalogue } from '../catalogue/catalogue.js';
 import { synthesize } from '../charts/synth.js';
+import { benchSimulate } from './simulate.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const { values: flags } = parseArgs({ options: { quick: { type: 'boolean', default: false }, out: { type: 'string' } }, strict: true });
@@ -214,8 +215,8 @@ function analyzerRows(): Array<{ what: string; ours: string; alternative: string
 // ---------------------------------------------------------------- validator, analyzer, unit tests
 if (!quick) {
   process.stderr.write('bench: validator\n');
-  const rows = [...benchValidate().rows, ...analyzerRows()];
-  say('## Validator and analyzer, in process');
+  const rows = [...benchValidate().rows, ...analyzerRows(), ...benchSimulate().rows];
+  say('## Validator, analyzer and simulation');
   say();
   say(table(['what', 'ours', 'alternative', 'ratio'], rows.map((r) => [r.what, r.ours, r.alternative, r.ratio])));
   say();

@@ -8,6 +8,7 @@ import { nodeOverlayWarnings } from './node-overlay-checks.js';
 import { labelKey, labelValue, objectName, placeholderIssues, quantity, strict, uniqueNames } from './schema-kit.js';
 import { reviewSchema } from './review-schema.js';
 import { checkWorkloads, workloadWarnings, workloadsSchema } from './workload-schema.js';
+import { daemonSetOverheadSchema } from './daemonset-overhead.js';
 
 /**
  * The per-environment config, `environments/<env>.yaml`, read by both infra and charts.
@@ -131,6 +132,8 @@ export const environmentSchema = strict({
   workloads: workloadsSchema,
   /** Karpenter NodeOverlays (alpha): price and extended-resource adjustments; their presence turns the feature gate on. */
   nodeOverlays: z.array(nodeOverlaySchema).default([]).superRefine((items, ctx) => uniqueNames(items, ctx, 'node overlays')),
+  /** DaemonSets on every Karpenter node, for `npm run simulate`; replaces its EKS add-on defaults. */
+  daemonSets: z.array(daemonSetOverheadSchema).superRefine((items, ctx) => uniqueNames(items, ctx, 'daemonSets')).optional(),
 }).superRefine((env, ctx) => {
   checkWorkloads(env, ctx);
   checkControllerFits(env, ctx);

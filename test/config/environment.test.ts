@@ -27,7 +27,17 @@ describe('environment files: bad input is named by file, field path, value and w
     [
       'unknown key at the top level',
       (e: any) => (e.clustr = 1),
-      'environments/prod.yaml: (top level): unknown field "clustr"; allowed: production, cluster, karpenter, nodeClasses, nodePools, review, workloads, nodeOverlays',
+      'environments/prod.yaml: (top level): unknown field "clustr"; allowed: production, cluster, karpenter, nodeClasses, nodePools, review, workloads, nodeOverlays, daemonSets',
+    ],
+    [
+      'a DaemonSet request that is not a quantity (npm run simulate)',
+      (e: any) => (e.daemonSets = [{ name: 'aws-node', requests: { cpu: 'lots' } }]),
+      'environments/prod.yaml: daemonSets[0].requests.cpu: must be a Kubernetes quantity such as "100", 500m or 1000Gi, got "lots"',
+    ],
+    [
+      'a DaemonSet named twice',
+      (e: any) => (e.daemonSets = [{ name: 'a' }, { name: 'a' }]),
+      'environments/prod.yaml: daemonSets[1].name: must be unique among daemonSets; "a" is already used at index 0, got "a"',
     ],
     [
       'unknown key in a node pool',

@@ -1,0 +1,112 @@
+import { readdirSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { writeFileAtomic } from '../config/atomic.js';
+import { ConfigError } from '../config/errors.js';
+import { count, podSourceFrom, UsageError } from './args.js';
+import { ensureBinary, runSimulation, SimulationError } from './contract.js';
+import { prepare, readDist, type PodSource } from './inputs.js';
+import { renderReport, renderText } from './render.js';
+
+const USAGE =
+  'Usage: npm run simulate -- --env <name> [--workload <name>]... [--replicas N] [--pods N --cpu Q [--memory Q] [--arch amd64|arm64] [--spread zone|hostname]] [--json] [--runs N]\n' +
+  '       npm run simulate -- --write    (writes reports/<env>.simulation.md for every environment)';
+
+/** Replicas of inflate in the committed report: enough to need more than one node. */
+export const REPORT_INFLATE_REPLICAS = 10;
+/** Times Schedule runs per simulation; the output says how many runs agreed. */
+export const DEFAULT_RUNS = 5;
+
+/** Every environment with a dist/ tree: both sections of its report. */
+function writeReports(root: string, runs: number, binary: string): string[] {
+  const envs = readdirSync(join(root, 'environments'))
+    .filter((f) => /\.ya?ml$/.test(f))
+    .map((f) => f.replace(/\.ya?ml$/, ''))
+    .sort();
+  const written: string[] = [];
+  const reports = new Map<string, string>();
+  for (const env of envs) {
+    const workloads = readDist(root, env)
+      .deployments.map((d) => d.metadata.name)
+      .filter((n) => n !== 'inflate');
+    const sections: Parameters<typeof renderReport>[1][number][] = [];
+    const simulate = (title: string, pods: PodSource) => {
+      const prepared = prepare({ root, env, pods, runs });
+      sections.push({ title, prepared, output: runSimulation(binary, prepared.input) });
+    };
+    simulate(workloads.length > 0 ? 'Every workload at its replicas, together' : 'Every workload at its replicas (this environment has none)', { kind: 'deployments', names: workloads });
+    simulate(`inflate at ${REPORT_INFLATE_REPLICAS} replicas`, { kind: 'deployments', names: ['inflate'], replicas: REPORT_INFLATE_REPLICAS });
+    reports.set(join('reports', `${env}.simulation.md`), renderReport(env, sections));
+  }
+  // Only after every environment simulated: nothing is half-written when one fails.
+  for (const [file, text] of reports) {
+    writeFileAtomic(join(root, file), text);
+    written.push(file);
+  }
+  for (const f of safeList(join(root, 'reports')).filter((f) => f.endsWith('.simulation.md') && !envs.includes(f.replace(/\.simulation\.md$/, '')))) {
+    rmSync(join(root, 'reports', f));
+  }
+  return written;
+}
+
+function safeList(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+async function main(argv: readonly string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      env: { type: 'string' },
+      workload: { type: 'string', multiple: true },
+      replicas: { type: 'string' },
+      pods: { type: 'string' },
+      cpu: { type: 'string' },
+      memory: { type: 'string' },
+      arch: { type: 'string' },
+      spread: { type: 'string' },
+      json: { type: 'boolean' },
+      write: { type: 'boolean' },
+      runs: { type: 'string' },
+      root: { type: 'string' },
+    },
+    strict: true,
+  });
+  const root = resolve(values.root ?? process.cwd());
+  const runs = count('runs', values.runs, 1) ?? DEFAULT_RUNS;
+  if (values.write) {
+    if (values.env !== undefined || values.workload || values.pods !== undefined) throw new UsageError('--write simulates every environment as the report does; it takes no --env, --workload or --pods');
+    const binary = ensureBinary();
+    const written = writeReports(root, runs, binary);
+    process.stdout.write(`wrote ${written.join(', ')}\n`);
+    return 0;
+  }
+  if (values.env === undefined) throw new UsageError('--env is required');
+  const pods = podSourceFrom(values);
+  const prepared = prepare({ root, env: values.env, pods, runs });
+  const output = runSimulation(ensureBinary(), prepared.input);
+  process.stdout.write(values.json ? `${JSON.stringify(output, null, 2)}\n` : renderText(prepared, output));
+  return 0;
+}
+
+try {
+  process.exitCode = await main(process.argv.slice(2));
+} catch (err) {
+  if (err instanceof ConfigError) {
+    process.stderr.write(`error: invalid input, nothing was written\n${err.message}\n`);
+    process.exitCode = 1;
+  } else if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    process.stderr.write(`error: ${(err as Error).message}\n${USAGE}\n`);
+    process.exitCode = 1;
+  } else if (err instanceof SimulationError) {
+    process.stderr.write(`error: ${err.message}\n`);
+    process.exitCode = 2;
+  } else {
+    process.stderr.write(`error: ${(err as Error).stack ?? String(err)}\n`);
+    process.exitCode = 2;
+  }
+}
