@@ -65,6 +65,14 @@ export async function reportFiles(opts: ReportFilesOptions): Promise<Map<string,
   };
   const files = new Map<string, string>();
   const ours = new Set(opts.analyses.map((a) => a.environment));
+  // `<env>.simulation.md` is written by `npm run simulate -- --write` (it needs the Go
+  // binary, synth must not): carried over as it is while its environment exists.
+  if (existsSync(dir)) {
+    for (const name of readdirSync(dir).sort()) {
+      const env = name.replace(/\.simulation\.md$/, '');
+      if (env !== name && (ours.has(env) || opts.keepOthers)) files.set(name, readFileSync(join(dir, name), 'utf8'));
+    }
+  }
   if (opts.keepOthers && existsSync(dir)) {
     for (const name of readdirSync(dir).sort()) {
       const env = name.replace(/\.(md|svg|chart\.json)$/, '');

@@ -1,7 +1,7 @@
-import { readdirSync, rmSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { writeFileAtomic } from '../config/atomic.js';
+import { commit } from '../config/atomic.js';
 import { ConfigError } from '../config/errors.js';
 import { count, podSourceFrom, UsageError } from './args.js';
 import { ensureBinary, runSimulation, SimulationError } from './contract.js';
@@ -38,24 +38,14 @@ function writeReports(root: string, runs: number, binary: string): string[] {
     simulate(`inflate at ${REPORT_INFLATE_REPLICAS} replicas`, { kind: 'deployments', names: ['inflate'], replicas: REPORT_INFLATE_REPLICAS });
     reports.set(join('reports', `${env}.simulation.md`), renderReport(env, sections));
   }
-  // Only after every environment simulated: nothing is half-written when one fails.
-  for (const [file, text] of reports) {
-    writeFileAtomic(join(root, file), text);
-    written.push(file);
-  }
-  for (const f of safeList(join(root, 'reports')).filter((f) => f.endsWith('.simulation.md') && !envs.includes(f.replace(/\.simulation\.md$/, '')))) {
-    rmSync(join(root, 'reports', f));
-  }
+  // Only after every environment simulated, and in one transaction under synth's lock
+  // (config/atomic.ts): nothing is half-written when one fails or a synth runs meanwhile.
+  // Reports of environments that no longer exist are dropped by synth, which rewrites reports/.
+  commit({ files: new Map([...reports].map(([file, text]) => [join(root, file), text])) }, { root });
+  written.push(...reports.keys());
   return written;
 }
 
-function safeList(dir: string): string[] {
-  try {
-    return readdirSync(dir);
-  } catch {
-    return [];
-  }
-}
 
 async function main(argv: readonly string[]): Promise<number> {
   const { values } = parseArgs({
