@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
-import { ConfigError, describeValue, issuesFromZod } from './errors.js';
+import { ConfigError, describeValue, issuesFromZod, scalarsOf } from './errors.js';
 
 /**
  * Parses a YAML config file that must be a map and validates it with a zod schema.
@@ -19,7 +19,7 @@ export function parseYamlInput<S extends z.ZodType>(file: string, text: string, 
     throw new ConfigError(file, [{ path: '', message: `must be a YAML map with ${shape}, got ${describeValue(raw)}` }]);
   }
   const parsed = schema.safeParse(raw);
-  if (!parsed.success) throw new ConfigError(file, issuesFromZod(parsed.error, raw));
+  if (!parsed.success) throw new ConfigError(file, issuesFromZod(parsed.error, raw, scalarsOf(doc)));
   return parsed.data;
 }
 
