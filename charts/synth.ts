@@ -105,10 +105,13 @@ function loadEveryEnvironment(opts: SynthOptions, errors: ConfigError[]): { envi
   const dir = join(opts.root, 'environments');
   let names: string[] = [];
   try {
-    names = readdirSync(dir)
-      .filter((f) => /\.ya?ml$/.test(f))
-      .map((f) => f.replace(/\.ya?ml$/, ''))
-      .sort();
+    names = [
+      ...new Set(
+        readdirSync(dir)
+          .filter((f) => /\.ya?ml$/.test(f))
+          .map((f) => f.replace(/\.ya?ml$/, '')),
+      ),
+    ].sort();
   } catch {
     // loadEnvironments says what is wrong with the directory.
   }

@@ -1,3 +1,4 @@
+import { isScalar, type Document } from 'yaml';
 import type { z } from 'zod';
 
 /** One problem found in an input file, located by a field path such as `nodePools[0].limits.cpu`. */
@@ -50,23 +51,61 @@ function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
   return cur;
 }
 
-function typeName(value: unknown): string {
+function typeName(value: unknown, source?: ScalarSource): string {
+  const tagged = taggedScalar(value, source);
+  if (tagged) return tagged;
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'a list';
   if (typeof value === 'object') return 'a map';
-  return `${typeof value} ${describeValue(value)}`;
+  return `${typeof value} ${shown(value, source)}`;
+}
+
+/** How a scalar was written in the file: its text, and its tag when it has one (`!!binary`, `!foo`). */
+export interface ScalarSource {
+  readonly text: string;
+  readonly tag?: string;
+}
+export type ScalarLookup = (path: readonly PropertyKey[]) => ScalarSource | undefined;
+
+/** Looks scalars up in a parsed YAML document, so messages can show values as written. */
+export function scalarsOf(doc: Document): ScalarLookup {
+  return (path) => {
+    const node = doc.getIn(path as unknown[], true);
+    if (!isScalar(node) || typeof node.source !== 'string') return undefined;
+    return { text: node.source, ...(node.tag ? { tag: node.tag } : {}) };
+  };
+}
+
+const CORE_TAGS = new Set(['str', 'int', 'float', 'bool', 'null'].map((t) => `tag:yaml.org,2002:${t}`));
+
+/** `a !!binary scalar "aGVsbG8="`: YAML turned it into something that is not what it looks like. */
+function taggedScalar(value: unknown, source?: ScalarSource): string | undefined {
+  if (source?.tag && !CORE_TAGS.has(source.tag)) {
+    return `a ${source.tag.replace(/^tag:yaml\.org,2002:/, '!!')} scalar ${JSON.stringify(source.text)}`;
+  }
+  if (value instanceof Uint8Array) return 'binary data';
+  return undefined;
+}
+
+/** A value for "got ...": numbers as written (`1.30`, `0x1F`), tagged scalars named as such. */
+function shown(value: unknown, source?: ScalarSource): string {
+  const tagged = taggedScalar(value, source);
+  if (tagged) return tagged;
+  if (typeof value === 'number' && source) return source.text;
+  return describeValue(value);
 }
 
 /**
  * Turns zod issues into "must be X, got Y" lines. Messages written on the schema
  * (`{ error: 'must be ...' }`) are kept and get the offending value appended.
  */
-export function issuesFromZod(error: z.ZodError, input: unknown): ConfigIssue[] {
+export function issuesFromZod(error: z.ZodError, input: unknown, scalars?: ScalarLookup): ConfigIssue[] {
   const out: ConfigIssue[] = [];
   const visit = (issues: readonly z.core.$ZodIssue[], prefix: readonly PropertyKey[]) => {
     for (const issue of issues) {
       const path = [...prefix, ...issue.path];
       const value = valueAt(input, path);
+      const source = scalars?.(path);
       switch (issue.code) {
         case 'unrecognized_keys':
           for (const key of issue.keys) {
@@ -76,13 +115,13 @@ export function issuesFromZod(error: z.ZodError, input: unknown): ConfigIssue[] 
         case 'invalid_type':
           out.push({
             path: formatPath(path),
-            message: value === undefined ? `is required (${expectedName(issue.expected)})` : `must be ${expectedName(issue.expected)}, got ${typeName(value)}`,
+            message: value === undefined ? `is required (${expectedName(issue.expected)})` : `must be ${expectedName(issue.expected)}, got ${typeName(value, source)}`,
           });
           break;
         case 'invalid_value':
           out.push({
             path: formatPath(path),
-            message: `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}, got ${describeValue(value)}`,
+            message: `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}, got ${shown(value, source)}`,
           });
           break;
         case 'invalid_key':
@@ -95,7 +134,7 @@ export function issuesFromZod(error: z.ZodError, input: unknown): ConfigIssue[] 
           // Prefer the branch that got furthest: it is the one the user meant.
           const best = [...issue.errors].sort((a, b) => depth(b) - depth(a))[0];
           if (best && best.length > 0) visit(best, path);
-          else out.push({ path: formatPath(path), message: `${issue.message}, got ${describeValue(value)}` });
+          else out.push({ path: formatPath(path), message: `${issue.message}, got ${shown(value, source)}` });
           break;
         }
         case 'too_small':
@@ -105,11 +144,11 @@ export function issuesFromZod(error: z.ZodError, input: unknown): ConfigIssue[] 
           const bound = issue.code === 'too_small' ? issue.minimum : issue.maximum;
           const word = issue.code === 'too_small' ? 'at least' : 'at most';
           const what = issue.origin === 'array' ? `a list of ${word} ${bound} items` : issue.origin === 'string' ? `${word} ${bound} characters long` : `${word} ${bound}`;
-          out.push({ path: formatPath(path), message: `${generic ? `must be ${what}` : issue.message}, got ${describeValue(value)}` });
+          out.push({ path: formatPath(path), message: `${generic ? `must be ${what}` : issue.message}, got ${shown(value, source)}` });
           break;
         }
         default:
-          out.push({ path: formatPath(path), message: `${issue.message}, got ${describeValue(value)}` });
+          out.push({ path: formatPath(path), message: `${issue.message}, got ${shown(value, source)}` });
       }
     }
   };

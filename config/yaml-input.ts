@@ -2,7 +2,7 @@ import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, realpat
 import { isAbsolute, relative, sep } from 'node:path';
 import { isAlias, isCollection, isPair, isScalar, LineCounter, parseDocument, visit, type Document, type Node } from 'yaml';
 import type { z } from 'zod';
-import { ConfigError, describeValue, formatPath, issuesFromZod } from './errors.js';
+import { ConfigError, describeValue, formatPath, issuesFromZod, scalarsOf } from './errors.js';
 
 /** Input files are hand-written config: a few KiB. A larger one is a mistake (or /dev/zero behind a symlink). */
 export const MAX_INPUT_BYTES = 1024 * 1024;
@@ -39,7 +39,7 @@ export function parseYamlInput<S extends z.ZodType>(file: string, text: string, 
     throw new ConfigError(file, [{ path: '', message: `must be a YAML map with ${shape}, got ${describeValue(raw)}` }]);
   }
   const parsed = schema.safeParse(raw);
-  if (!parsed.success) throw new ConfigError(file, issuesFromZod(parsed.error, raw));
+  if (!parsed.success) throw new ConfigError(file, issuesFromZod(parsed.error, raw, scalarsOf(doc)));
   return parsed.data;
 }
 

@@ -533,3 +533,28 @@ describe('cluster and karpenter sections: what EKS, the API server or the chart 
     expect(quantityValue(q)).toBe(v);
   });
 });
+
+describe('values are shown as written in the file', () => {
+  /** GIVEN the shipped prod text WHEN `from` is replaced by `to` THEN parsing fails with the returned message. */
+  function rejectsText(from: string | RegExp, to: string): string {
+    const text = readFileSync(join(REPO, FILE), 'utf8');
+    const edited = text.replace(from, to);
+    expect(edited).not.toBe(text);
+    try {
+      parseEnvironment(FILE, edited);
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      return (err as Error).message;
+    }
+    throw new Error('expected a ConfigError');
+  }
+
+  it.each([
+    ['a version YAML reads as the number 1.3', /kubernetesVersion: "?1\.\d+"?/, 'kubernetesVersion: 1.30', 'environments/prod.yaml: cluster.kubernetesVersion: must be a string, got number 1.30'],
+    ['a number in exponent form above its maximum', 'weight: 10\n', 'weight: 1e3\n', 'environments/prod.yaml: nodePools[1].weight: must be an integer from 1 to 100, got 1e3'],
+    ['a hexadecimal number where a string belongs', /region: us-east-1/, 'region: 0x1F', 'environments/prod.yaml: cluster.region: must be a string, got number 0x1F'],
+    ['a !!binary scalar where a string belongs', /region: us-east-1/, 'region: !!binary dXMtZWFzdC0x', 'environments/prod.yaml: cluster.region: must be a string, got a !!binary scalar "dXMtZWFzdC0x"'],
+  ])('%s', (_, from, to, message) => {
+    expect(rejectsText(from, to)).toBe(message);
+  });
+});
