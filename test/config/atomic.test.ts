@@ -253,6 +253,17 @@ describe('commit killed (SIGKILL) at every step, then any next run', () => {
   });
 });
 
+describe('a journal that is not one', () => {
+  it('GIVEN garbage in .synth.txn/journal.json THEN the repair refuses with one line and touches nothing', () => {
+    const root = repoWith(OLD);
+    mkdirSync(join(root, TXN_DIR));
+    writeFileSync(join(root, TXN_DIR, 'journal.json'), '{"version": 2');
+    expect(() => recoverCommit(root)).toThrow(new CommitError('.synth.txn/journal.json is not a journal this version understands; check the output, then remove .synth.txn/'));
+    expect(stateOf(root)).toEqual(OLD);
+    expect(existsSync(join(root, LOCK_FILE))).toBe(false);
+  });
+});
+
 describe('the write lock', () => {
   it('GIVEN a lock held by a live process THEN a commit waits, says so, and gives up after the timeout with one line', () => {
     const root = repoWith(OLD);
