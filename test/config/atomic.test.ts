@@ -319,6 +319,21 @@ describe('the write lock', () => {
   }, 300_000);
 });
 
+describe('.gitignore', () => {
+  it.each([`${LOCK_FILE}`, `${LOCK_FILE}.4242`, `${LOCK_FILE}.stale.4242`, `${TXN_DIR}/journal.json`, `${TXN_DIR}/new/0/dev/x.k8s.yaml`, '.cdk8s.out/dev/x.k8s.yaml', 'environments/.schema.json.4242.tmp', 'infra/outputs/.dev.json.4242.tmp', '.dist.tmp-abc', '.argocd.tmp-abc.old'])(
+    'covers the temp name %s, so a crash never leaves something to commit by mistake',
+    (name) => {
+      expect(spawnSync('git', ['check-ignore', '--no-index', '-q', name], { cwd: REPO }).status).toBe(0);
+    },
+  );
+
+  it('does not ignore what synth generates', () => {
+    for (const name of ['dist/dev/NodePool.default.k8s.yaml', 'argocd/AppProject.karpenter-gitops.k8s.yaml', 'environments/schema.json']) {
+      expect(spawnSync('git', ['check-ignore', '--no-index', '-q', name], { cwd: REPO }).status).toBe(1);
+    }
+  });
+});
+
 describe('faultHookFromEnv', () => {
   it('parses the test-only variable and refuses anything else', () => {
     expect(faultHookFromEnv(undefined)).toBeUndefined();
