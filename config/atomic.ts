@@ -395,8 +395,14 @@ function readJournal(txn: string): Journal | undefined {
     return undefined;
   }
   // Written by rename, so it is whole or absent; anything else is not ours to act on.
-  const journal = JSON.parse(text) as Journal;
-  if (journal.version !== 1 || !Array.isArray(journal.entries)) throw new CommitError(`${TXN_DIR}/${JOURNAL} is not a journal this version understands; remove ${TXN_DIR}/ after checking the output`);
+  const refuse = () => new CommitError(`${TXN_DIR}/${JOURNAL} is not a journal this version understands; check the output, then remove ${TXN_DIR}/`);
+  let journal: Journal;
+  try {
+    journal = JSON.parse(text) as Journal;
+  } catch {
+    throw refuse();
+  }
+  if (journal?.version !== 1 || !Array.isArray(journal.entries)) throw refuse();
   return journal;
 }
 

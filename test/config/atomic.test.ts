@@ -253,6 +253,17 @@ describe('commit killed (SIGKILL) at every step, then any next run', () => {
   });
 });
 
+describe('a journal that is not one', () => {
+  it('GIVEN garbage in .synth.txn/journal.json THEN the repair refuses with one line and touches nothing', () => {
+    const root = repoWith(OLD);
+    mkdirSync(join(root, TXN_DIR));
+    writeFileSync(join(root, TXN_DIR, 'journal.json'), '{"version": 2');
+    expect(() => recoverCommit(root)).toThrow(new CommitError('.synth.txn/journal.json is not a journal this version understands; check the output, then remove .synth.txn/'));
+    expect(stateOf(root)).toEqual(OLD);
+    expect(existsSync(join(root, LOCK_FILE))).toBe(false);
+  });
+});
+
 describe('the write lock', () => {
   it('GIVEN a lock held by a live process THEN a commit waits, says so, and gives up after the timeout with one line', () => {
     const root = repoWith(OLD);
@@ -306,6 +317,21 @@ describe('the write lock', () => {
     expect(stateOf(root)).toEqual(NEW);
     expectClean(root);
   }, 300_000);
+});
+
+describe('.gitignore', () => {
+  it.each([`${LOCK_FILE}`, `${LOCK_FILE}.4242`, `${LOCK_FILE}.stale.4242`, `${TXN_DIR}/journal.json`, `${TXN_DIR}/new/0/dev/x.k8s.yaml`, '.cdk8s.out/dev/x.k8s.yaml', 'environments/.schema.json.4242.tmp', 'infra/outputs/.dev.json.4242.tmp', '.dist.tmp-abc', '.argocd.tmp-abc.old'])(
+    'covers the temp name %s, so a crash never leaves something to commit by mistake',
+    (name) => {
+      expect(spawnSync('git', ['check-ignore', '--no-index', '-q', name], { cwd: REPO }).status).toBe(0);
+    },
+  );
+
+  it('does not ignore what synth generates', () => {
+    for (const name of ['dist/dev/NodePool.default.k8s.yaml', 'argocd/AppProject.karpenter-gitops.k8s.yaml', 'environments/schema.json']) {
+      expect(spawnSync('git', ['check-ignore', '--no-index', '-q', name], { cwd: REPO }).status).toBe(1);
+    }
+  });
 });
 
 describe('faultHookFromEnv', () => {
