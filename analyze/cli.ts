@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { synthesize } from '../charts/synth.js';
 import { ConfigError } from '../config/errors.js';
 import { renderReport } from './report.js';
+import { recoverCommit } from '../config/atomic.js';
 
 const USAGE = 'Usage: npm run analyze [-- --env <name>[,<name>...]] [--json]';
 
@@ -15,6 +16,8 @@ const USAGE = 'Usage: npm run analyze [-- --env <name>[,<name>...]] [--json]';
 async function main(argv: readonly string[]): Promise<number> {
   const { values } = parseArgs({ args: [...argv], options: { env: { type: 'string', multiple: true }, root: { type: 'string' }, json: { type: 'boolean' } }, strict: true });
   const root = resolve(values.root ?? process.cwd());
+  // synth compares with dist/: finish or undo an interrupted synth first (config/atomic.ts).
+  recoverCommit(root, { onRepair: (note) => process.stderr.write(`note: ${note}\n`) });
   const only = (values.env ?? []).flatMap((e) => e.split(',')).filter(Boolean);
   const result = synthesize({ root, only, keepAnalysisErrors: true });
   const analyses = result.environments.flatMap((e) => (e.analysis ? [e.analysis] : []));

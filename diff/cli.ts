@@ -10,6 +10,7 @@ import { catalogueUniverse } from './universe.js';
 import { GitError, readDistAt, resolveBase } from './git.js';
 import { reviewEnvironment, type EnvironmentReview } from './compare.js';
 import { renderMarkdown } from './markdown.js';
+import { recoverCommit } from '../config/atomic.js';
 
 const USAGE = 'Usage: npm run diff [-- --base <git ref>] [--env <name>] [--fail-on drift]';
 
@@ -31,6 +32,8 @@ export interface DiffResult {
  * revision with git, and reviews every environment present on either side.
  */
 export function runDiff(opts: DiffOptions): DiffResult {
+  // The review compares with dist/: finish or undo an interrupted synth first (config/atomic.ts).
+  recoverCommit(opts.root, { onRepair: (note) => process.stderr.write(`note: ${note}\n`) });
   const base = resolveBase(opts.root, opts.base);
   const baseDist = readDistAt(opts.root, base.commit);
   // An environment the change deletes exists only at the base: review it as deleted, synthesize nothing.

@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { commit } from '../config/atomic.js';
+import { commit, recoverCommit } from '../config/atomic.js';
 import { ConfigError } from '../config/errors.js';
 import { count, podSourceFrom, UsageError } from './args.js';
 import { ensureBinary, runSimulation, SimulationError } from './contract.js';
@@ -67,6 +67,8 @@ async function main(argv: readonly string[]): Promise<number> {
     strict: true,
   });
   const root = resolve(values.root ?? process.cwd());
+  // The simulation reads dist/: finish or undo an interrupted synth first (config/atomic.ts).
+  recoverCommit(root, { onRepair: (note) => process.stderr.write(`note: ${note}\n`) });
   const runs = count('runs', values.runs, 1) ?? DEFAULT_RUNS;
   if (values.write) {
     if (values.env !== undefined || values.workload || values.pods !== undefined) throw new UsageError('--write simulates every environment as the report does; it takes no --env, --workload or --pods');

@@ -38,20 +38,20 @@ const INVALID = 'error: invalid input, nothing was written\n';
 const CASES: Record<string, Case> = {
   'an alias bomb': {
     setup: (root) => writeFileSync(join(root, 'environments/bomb.yaml'), aliasBomb()),
-    stderr: `${INVALID}environments/bomb.yaml:5:45: a4[7]: is not valid YAML: alias *a3 makes the document expand to more than 100,000 values (nested aliases multiply: an alias bomb?); use fewer aliases\n`,
+    stderr: `${INVALID}environments/bomb.yaml:5:45: a4[7]: is not valid YAML: alias *a3 makes the document expand to more than 100,000 values (nested aliases multiply: an alias bomb?); use fewer aliases\ngitops.yaml: environments: has no entry for environment "bomb" (environments/bomb.yaml); add a destination or fleet for it\n`,
   },
   'an unresolved alias': {
     setup: (root) => edit(root, 'dev', (t) => t.replace('preset: spot-small', 'preset: *nope')),
-    stderr: `${INVALID}environments/dev.yaml:19:13: nodePools[0].preset: is not valid YAML: alias *nope names no anchor; define &nope on an earlier value first\n`,
+    stderr: `${INVALID}environments/dev.yaml:22:13: nodePools[0].preset: is not valid YAML: alias *nope names no anchor; define &nope on an earlier value first\n`,
   },
   'an alias inside the value it names': {
     setup: (root) => appendFileSync(join(root, 'environments/dev.yaml'), 'workloads: &w [*w]\n'),
-    stderr: `${INVALID}environments/dev.yaml:20:16: workloads[0]: is not valid YAML: alias *w is inside the value it names (a value cannot contain itself)\n`,
+    stderr: `${INVALID}environments/dev.yaml:23:16: workloads[0]: is not valid YAML: alias *w is inside the value it names (a value cannot contain itself)\n`,
   },
   // Line numbers: dev.yaml as rewritten by editEnvironment (no comments) ends with nodePools at 17-19.
   'a duplicate key': {
     setup: (root) => appendFileSync(join(root, 'environments/dev.yaml'), 'karpenter: {}\n'),
-    stderr: `${INVALID}environments/dev.yaml:20:1: (top level): is not valid YAML: Map keys must be unique\n`,
+    stderr: `${INVALID}environments/dev.yaml:23:1: (top level): is not valid YAML: Map keys must be unique\n`,
   },
   'dev.yml beside dev.yaml': {
     setup: (root) => cpSync(join(root, 'environments/dev.yaml'), join(root, 'environments/dev.yml')),
@@ -67,31 +67,31 @@ const CASES: Record<string, Case> = {
         join(root, 'environments/dev.yaml'),
         'workloads:\n  - name: karpenter\n    namespace: kube-system\n    image: public.ecr.aws/nginx/nginx:1.27\n    resources: {requests: {cpu: 100m, memory: 64Mi}}\n',
       ),
-    stderr: `${INVALID}environments/dev.yaml:21:11: workloads[0].name: must not be "karpenter" in namespace kube-system: the Karpenter chart (Application dev-karpenter) renders Deployment and PodDisruptionBudget kube-system/karpenter too, and two Applications would fight over them; rename the workload\n`,
+    stderr: `${INVALID}environments/dev.yaml:24:11: workloads[0].name: must not be "karpenter" in namespace kube-system: the Karpenter chart (Application dev-karpenter) renders Deployment and PodDisruptionBudget kube-system/karpenter too, and two Applications would fight over them; rename the workload\n`,
   },
   'a symlink to /dev/zero': {
     setup: (root) => symlinkSync('/dev/zero', join(root, 'environments/zero.yaml')),
-    stderr: `${INVALID}environments/zero.yaml: (top level): must be a file inside the repository, got a symbolic link that leads outside it (its contents are not read)\n`,
+    stderr: `${INVALID}environments/zero.yaml: (top level): must be a file inside the repository, got a symbolic link that leads outside it (its contents are not read)\ngitops.yaml: environments: has no entry for environment "zero" (environments/zero.yaml); add a destination or fleet for it\n`,
   },
   'a FIFO': {
     setup: (root) => execFileSync('mkfifo', [join(root, 'environments/fifo.yaml')]),
-    stderr: `${INVALID}environments/fifo.yaml: (top level): must be a regular file, got a FIFO (named pipe)\n`,
+    stderr: `${INVALID}environments/fifo.yaml: (top level): must be a regular file, got a FIFO (named pipe)\ngitops.yaml: environments: has no entry for environment "fifo" (environments/fifo.yaml); add a destination or fleet for it\n`,
   },
   'a symlink to a file outside the repository': {
     setup: (root) => symlinkSync(join(SECRET_DIR, 'secret.yaml'), join(root, 'environments/leak.yaml')),
-    stderr: `${INVALID}environments/leak.yaml: (top level): must be a file inside the repository, got a symbolic link that leads outside it (its contents are not read)\n`,
+    stderr: `${INVALID}environments/leak.yaml: (top level): must be a file inside the repository, got a symbolic link that leads outside it (its contents are not read)\ngitops.yaml: environments: has no entry for environment "leak" (environments/leak.yaml); add a destination or fleet for it\n`,
   },
   'a dangling symlink': {
     setup: (root) => symlinkSync('gone.yaml', join(root, 'environments/qa.yaml')),
-    stderr: `${INVALID}environments/qa.yaml: (top level): is a symbolic link to a file that does not exist\n`,
+    stderr: `${INVALID}environments/qa.yaml: (top level): is a symbolic link to a file that does not exist\ngitops.yaml: environments: has no entry for environment "qa" (environments/qa.yaml); add a destination or fleet for it\n`,
   },
   'a directory named like an environment file': {
     setup: (root) => mkdirSync(join(root, 'environments/qa.yaml')),
-    stderr: `${INVALID}environments/qa.yaml: (top level): must be a regular file, got a directory\n`,
+    stderr: `${INVALID}environments/qa.yaml: (top level): must be a regular file, got a directory\ngitops.yaml: environments: has no entry for environment "qa" (environments/qa.yaml); add a destination or fleet for it\n`,
   },
   'a 2 MB environment file': {
     setup: (root) => writeFileSync(join(root, 'environments/qa.yaml'), `# ${'x'.repeat(2_000_000)}\n`),
-    stderr: `${INVALID}environments/qa.yaml: (top level): is 2,000,003 bytes; input files may be at most 1,048,576 bytes (1 MiB)\n`,
+    stderr: `${INVALID}environments/qa.yaml: (top level): is 2,000,003 bytes; input files may be at most 1,048,576 bytes (1 MiB)\ngitops.yaml: environments: has no entry for environment "qa" (environments/qa.yaml); add a destination or fleet for it\n`,
   },
   'invalid UTF-8': {
     setup: (root) => edit(root, 'dev', (t) => t.replace('name: karpenter-dev', 'name: karpenter-d\u00e9v'), 'latin1'),
@@ -111,9 +111,9 @@ const CASES: Record<string, Case> = {
     },
     stderr: `${INVALID}gitops.yaml: (top level): must be a file inside the repository, got a symbolic link that leads outside it (its contents are not read)\n`,
   },
-  '--env=': { args: ['--env='], stderr: 'error: --env must name environments, such as --env dev or --env dev,prod, got "". Usage: npm run synth [-- --env <name>[,<name>...]] [--root <repository>]\n' },
-  '--env ,': { args: ['--env', ','], stderr: 'error: --env must name environments, such as --env dev or --env dev,prod, got ",". Usage: npm run synth [-- --env <name>[,<name>...]] [--root <repository>]\n' },
-  '--env dev,': { args: ['--env', 'dev,'], stderr: 'error: --env must name environments, such as --env dev or --env dev,prod, got "dev,". Usage: npm run synth [-- --env <name>[,<name>...]] [--root <repository>]\n' },
+  '--env=': { args: ['--env='], stderr: 'error: --env must name environments, such as --env dev or --env dev,prod, got "". Usage: npm run synth [-- --env <name>[,<name>...]] [--root <repository>] [--render-charts]\n' },
+  '--env ,': { args: ['--env', ','], stderr: 'error: --env must name environments, such as --env dev or --env dev,prod, got ",". Usage: npm run synth [-- --env <name>[,<name>...]] [--root <repository>] [--render-charts]\n' },
+  '--env dev,': { args: ['--env', 'dev,'], stderr: 'error: --env must name environments, such as --env dev or --env dev,prod, got "dev,". Usage: npm run synth [-- --env <name>[,<name>...]] [--root <repository>] [--render-charts]\n' },
   '--root /nonexistent': { args: ['--root', '/nonexistent'], stderr: 'error: --root /nonexistent: no such directory\n' },
   '--root naming a file': { args: ['--root', '/etc/hostname'], stderr: 'error: --root /etc/hostname: not a directory\n' },
 };

@@ -20,7 +20,7 @@ function change(repo: ReturnType<typeof checkout>): void {
 }
 
 /** Step numbers of the commit in a full synth (see STEPS in test/config/atomic.test.ts). */
-const STEP = { stagedDist: 2, journalWritten: 5, installedDist: 7, installedArgocd: 9, journalRemoved: 12 } as const;
+const STEP = { stagedDist: 2, journalWritten: 6, installedDist: 8, installedArgocd: 10, journalRemoved: 15 } as const;
 
 let OLD: GeneratedState;
 let NEW: GeneratedState;

@@ -5,6 +5,7 @@ import { parse, stringify } from 'yaml';
 import { loadEnvironment, loadEnvironments, parseEnvironment, quantityValue } from '../../config/environment.js';
 import { ConfigError } from '../../config/errors.js';
 import { REPO } from '../support/repo.js';
+import { daemonSetsFor } from '../../config/daemonset-overhead.js';
 
 const FILE = 'environments/prod.yaml';
 const prod = () => parse(readFileSync(join(REPO, FILE), 'utf8'));
@@ -309,11 +310,6 @@ describe('environment files: bad input is named by file, field path, value and w
       'environments/prod.yaml: review.spotMinTypes: must be an integer, got number 2.5',
     ],
     [
-      'a DaemonSet overhead that is not a quantity',
-      (e: any) => (e.review = { daemonSets: [{ name: 'fluent-bit', cpu: 'lots' }] }),
-      'environments/prod.yaml: review.daemonSets[0].cpu: must be a Kubernetes quantity such as "100", 500m or 1000Gi, got "lots"',
-    ],
-    [
       'role and instanceProfile together',
       (e: any) => Object.assign(e.nodeClasses[0], { role: 'a', instanceProfile: 'b' }),
       'environments/prod.yaml: nodeClasses[0].instanceProfile: must not be set together with role (Karpenter takes one or the other), got "b"',
@@ -437,15 +433,16 @@ describe('shipped environments', () => {
     expect(loadEnvironment(join(REPO, FILE), FILE).warnings).toEqual([]);
   });
 
-  it('review defaults: Spot thresholds, the 2 GiB floor and the EKS add-on DaemonSets', () => {
-    expect(loadEnvironment(join(REPO, FILE), FILE).config.review).toEqual({
-      spotMinTypes: 10,
-      spotMinFamilies: 3,
-      memoryFloor: '2Gi',
+  it('review defaults: Spot thresholds and the 2 GiB floor; DaemonSets default to the EKS add-ons', () => {
+    const config = loadEnvironment(join(REPO, FILE), FILE).config;
+    expect(config.review).toEqual({ spotMinTypes: 10, spotMinFamilies: 3, memoryFloor: '2Gi' });
+    expect(config.daemonSets).toBeUndefined();
+    expect(daemonSetsFor(config)).toEqual({
+      source: 'EKS add-on defaults',
       daemonSets: [
-        { name: 'aws-node', cpu: '25m', memory: '0' },
-        { name: 'kube-proxy', cpu: '100m', memory: '0' },
-        { name: 'eks-pod-identity-agent', cpu: '0', memory: '0' },
+        { name: 'aws-node', namespace: 'kube-system', requests: { cpu: '25m' } },
+        { name: 'kube-proxy', namespace: 'kube-system', requests: { cpu: '100m' } },
+        { name: 'eks-pod-identity-agent', namespace: 'kube-system', requests: {} },
       ],
     });
   });

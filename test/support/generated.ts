@@ -7,6 +7,7 @@ import { REPO, snapshotTree, tempRepo } from './repo.js';
 export interface GeneratedState {
   readonly dist: Record<string, string> | 'absent';
   readonly argocd: Record<string, string> | 'absent';
+  readonly reports: Record<string, string> | 'absent';
   readonly schema: string | 'absent';
   readonly outputs: Record<string, string>;
   readonly environments: Record<string, string>;
@@ -23,6 +24,7 @@ export function generatedState(root: string): GeneratedState {
   return {
     dist: tree('dist'),
     argocd: tree('argocd'),
+    reports: tree('reports'),
     schema: existsSync(schema) && lstatSync(schema).isFile() ? readFileSync(schema, 'utf8') : 'absent',
     outputs: regularFiles(join(root, 'infra/outputs')),
     environments: regularFiles(join(root, 'environments')),
@@ -57,6 +59,7 @@ export function leftovers(root: string): string[] {
 export function checkout() {
   const repo = tempRepo({ withDist: true });
   cpSync(join(REPO, 'argocd'), join(repo.root, 'argocd'), { recursive: true });
+  cpSync(join(REPO, 'reports'), join(repo.root, 'reports'), { recursive: true });
   return repo;
 }
 

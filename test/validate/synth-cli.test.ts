@@ -69,7 +69,7 @@ describe('npm run synth with values Karpenter, the kubelet or AWS would refuse a
         'error: invalid input, nothing was written',
         'environments/dev.yaml: nodeClasses[0].kubelet.clusterDNS[0]: must be an IP address such as 10.100.0.10 or fd00::a, got "kube-dns"',
         'environments/dev.yaml: nodePools[0].requirements[0].values: must include one of on-demand, spot, reserved for karpenter.sh/capacity-type (Karpenter refuses the NodePool otherwise), got ["spott"]',
-        `environments/dev.yaml: nodePools[0].taints[0].value: must have a name part (after the "/") of at most 63 characters (Kubernetes' IsQualifiedName, which Karpenter checks at run time); this one has 64, got "${'v'.repeat(64)}"`,
+        `environments/dev.yaml: nodePools[0].taints[0].value: must have a name part (after the "/") of at most 63 characters (Kubernetes' IsQualifiedName); this one has 64, got "${'v'.repeat(64)}"`,
         "environments/dev.yaml: nodePools[0].expireAfter: must be at most 2562047h47m16s (Go's time.ParseDuration limit of 2^63-1 ns: Karpenter cannot decode a longer duration), got \"9999999999h\"",
         'environments/dev.yaml: nodePools[0].limits.memroy: key must be a resource name: cpu, memory, ephemeral-storage, pods, nodes, or an extended resource with its domain such as nvidia.com/gpu, got "memroy"',
         '',
