@@ -84,6 +84,10 @@ function outputDirs(root: string, outdir: string | undefined): { dist: string; s
 
 async function main(argv: readonly string[]): Promise<void> {
   const started = process.hrtime.bigint();
+  if (argv.length === 1 && (argv[0] === '--help' || argv[0] === '-h')) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
   const { root, only, renderCharts } = parseCli(argv);
   const out = outputDirs(root, process.env.CDK8S_OUTDIR);
   const lock: Omit<CommitOptions, 'root'> = {

@@ -132,8 +132,7 @@ export function adhocPods(source: Extract<PodSource, { kind: 'adhoc' }>): Record
 
 /** Zones of the environment: `cluster.availabilityZones` when the schema has it and the file sets it, else `<region>a,b,c`. */
 export function zonesFor(env: LoadedEnvironment): { readonly zones: readonly string[]; readonly source: string } {
-  // cluster.availabilityZones is added to the schema on another branch; read it when present.
-  const given = (env.config.cluster as { availabilityZones?: readonly string[] }).availabilityZones;
+  const given = env.config.cluster.availabilityZones;
   if (given && given.length > 0) return { zones: given, source: `${env.file} cluster.availabilityZones` };
   const region = env.config.cluster.region;
   return { zones: ['a', 'b', 'c'].map((s) => `${region}${s}`), source: `default ${region}a,b,c; set cluster.availabilityZones in ${env.file} to change` };

@@ -80,6 +80,12 @@ describe('npm run synth (CLI)', () => {
     expect(readdirSync(join(repo.root, 'dist')).sort()).toEqual(['dev', 'prod', 'staging']);
   });
 
+  it('GIVEN --help THEN the usage on stdout and exit 0', () => {
+    repo = tempRepo();
+    const r = spawnSync(process.execPath, ['--import', 'tsx', join(REPO, 'charts/main.ts'), '--help'], { cwd: REPO, encoding: 'utf8' });
+    expect([r.status, r.stdout, r.stderr]).toEqual([0, 'Usage: npm run synth [-- --env <name>[,<name>...]] [--root <repository>] [--render-charts]\n', '']);
+  });
+
   it('an unknown --env and an unknown flag are errors, not crashes', () => {
     repo = tempRepo();
     const unknownEnv = synthCli(repo.root, '--env', 'qa');

@@ -64,8 +64,11 @@ describe('inputs', () => {
   });
 
   it('defaults zones to <region>a,b,c and reads cluster.availabilityZones when the environment has it', () => {
-    const env = loadEnvironment(join(REPO, 'environments/prod.yaml'), 'environments/prod.yaml');
+    const shipped = loadEnvironment(join(REPO, 'environments/prod.yaml'), 'environments/prod.yaml');
+    const { availabilityZones: _z, ...clusterWithout } = shipped.config.cluster;
+    const env = { ...shipped, config: { ...shipped.config, cluster: clusterWithout } };
     expect(zonesFor(env)).toEqual({ zones: ['us-east-1a', 'us-east-1b', 'us-east-1c'], source: 'default us-east-1a,b,c; set cluster.availabilityZones in environments/prod.yaml to change' });
+    expect(zonesFor(shipped)).toEqual({ zones: shipped.config.cluster.availabilityZones, source: 'environments/prod.yaml cluster.availabilityZones' });
     const withZones = { ...env, config: { ...env.config, cluster: { ...env.config.cluster, availabilityZones: ['us-east-1d', 'us-east-1f'] } } };
     expect(zonesFor(withZones).zones).toEqual(['us-east-1d', 'us-east-1f']);
   });
