@@ -97,6 +97,7 @@ export function renderReport(a: EnvironmentAnalysis, chartFile = `${a.environmen
     `- **Zones**: ${a.zones.list ? `${a.zones.list.join(', ')} (${a.zones.source})` : a.zones.source}.`,
     `- **Per-node overhead** (daemonSets, ${ds.source}): ${ds.names.join(', ')}: ${formatCpu(ds.cpu)} CPU, ${formatMemory(ds.memory)}, ${ds.pods} pods, reserved before any workload fits.`,
     `- **Memory floor** (review.memoryFloor): ${formatMemory(a.memoryFloor)}.`,
+    `- **What Karpenter would launch**: [${a.environment}.simulation.md](${a.environment}.simulation.md), Karpenter's own scheduler run offline on the same \`dist/${a.environment}/\` (written by \`npm run simulate -- --write\`, which needs Go; this report is an estimate by instance type).`,
     '',
     '## Findings',
     '',
