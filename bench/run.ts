@@ -91,10 +91,10 @@ try {
   row('`node --import tsx charts/main.ts` (what `npm run synth` ran before)', node(['--import', 'tsx', 'charts/main.ts', ...root]), RUNS.fast);
   const tsNode = row(
     '`cdk8s synth`, app run by ts-node as `cdk8s init` sets it up (ESM form: `node --loader ts-node/esm`, type-checking)',
-    cdk8s(`node --loader ts-node/esm charts/main.ts --root ${inputs}`, join(inputs, 'cdk8s-out')),
+    cdk8s(`node --loader ts-node/esm charts/main.ts --root ${inputs}`, join(inputs, '.cdk8s.out')),
     RUNS.slow,
   );
-  row(`\`cdk8s synth\` with our cdk8s.yaml (\`${cdk8sApp}\`)`, cdk8s(`${cdk8sApp} --root ${inputs}`, join(inputs, 'cdk8s-out')), RUNS.slow);
+  row(`\`cdk8s synth\` with our cdk8s.yaml (\`${cdk8sApp}\`)`, cdk8s(`${cdk8sApp} --root ${inputs}`, join(inputs, '.cdk8s.out')), RUNS.slow);
 
   say('## Shipped environments, whole process');
   say();
