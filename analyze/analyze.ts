@@ -234,7 +234,8 @@ export function analyzeEnvironment(env: LoadedEnvironment, objects: readonly Man
     return { pool, spec, reqs, view, admittedTypes };
   });
 
-  findings.push(...overlapFindings(pools.map((p) => p.pool)));
+  // Quadratic in pools of equal weight: a loop, not push(...), which overflows the stack at 10,000 pools.
+  for (const f of overlapFindings(pools.map((p) => p.pool))) findings.push(f);
   findings.push(...amiFindings(env));
 
   const workloads: WorkloadFit[] = [];
@@ -380,13 +381,16 @@ function typeValues(t: CatalogueType, key: string): readonly string[] {
 }
 
 function overlapFindings(pools: readonly PoolAnalysis[]): Finding[] {
+  // One finding per pool, against the first earlier pool it overlaps: every pair would be
+  // quadratic in findings (10,000 pools of 100 weights made half a million).
   const out: Finding[] = [];
-  for (let i = 0; i < pools.length; i++) {
-    for (let j = i + 1; j < pools.length; j++) {
+  const admittedNames = pools.map((p) => new Set(p.admitted.map((t) => t.name)));
+  for (let j = 1; j < pools.length; j++) {
+    const b = pools[j]!;
+    for (let i = 0; i < j; i++) {
       const a = pools[i]!;
-      const b = pools[j]!;
       if (a.weight !== b.weight) continue;
-      const names = new Set(a.admitted.map((t) => t.name));
+      const names = admittedNames[i]!;
       const shared = b.admitted.filter((t) => names.has(t.name)).length;
       if (shared === 0 || !a.capacityTypes.some((c) => b.capacityTypes.includes(c))) continue;
       out.push({
@@ -395,6 +399,7 @@ function overlapFindings(pools: readonly PoolAnalysis[]): Finding[] {
         path: b.path,
         message: `NodePools "${a.name}" and "${b.name}" both admit ${shared} of the same types with equal weight ${a.weight}: for a pod both accept, which one Karpenter picks is not obvious (set weight, or taints, to make it explicit)`,
       });
+      break;
     }
   }
   return out;
