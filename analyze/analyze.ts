@@ -4,7 +4,7 @@ import { DEFAULT_AMI_ALIAS } from '../config/defaults.js';
 import { daemonSetsFor } from '../config/daemonset-overhead.js';
 import type { Manifest } from '../charts/render.js';
 import { INFLATE } from '../charts/inflate.js';
-import { allocatableUnder, isPreviousGeneration, parseCatalogue, typeRequirement, variantOf, type CatalogueType, type NodeClassView } from './instance-types.js';
+import { allocatableUnder, describesTypes, isPreviousGeneration, parseCatalogue, typeRequirement, variantOf, type CatalogueType, type NodeClassView } from './instance-types.js';
 import { GiB, formatMemory, parseQuantity } from './quantity.js';
 import { add, allows, conflicts, firstConflict, newRequirement, requirementsOf, type NodeSelectorRequirement, type Requirement } from './requirements.js';
 
@@ -56,6 +56,16 @@ export interface CostCeiling {
   readonly onDemand: { readonly low: CeilingEnd; readonly high: CeilingEnd } | null;
   /** Null when the catalogue has no Spot prices (the vendored one has none). */
   readonly spot: { readonly low: CeilingEnd; readonly high: CeilingEnd } | null;
+}
+
+/** The types a pool admits and what the report lists about them; shared by pools that select alike. */
+interface TypeSelection {
+  readonly admittedTypes: readonly CatalogueType[];
+  readonly admitted: readonly AdmittedType[];
+  readonly families: readonly string[];
+  readonly generations: readonly string[];
+  readonly architectures: readonly string[];
+  readonly sizes: readonly string[];
 }
 
 export interface PoolAnalysis {
@@ -177,7 +187,10 @@ export function analyzeEnvironment(env: LoadedEnvironment, objects: readonly Man
   const nodeClasses = new Map(objects.filter((o) => o.kind === 'EC2NodeClass').map((o) => [o.metadata.name, specOf<NodeClassSpec>(o)]));
   const poolObjects = objects.filter((o) => o.kind === 'NodePool');
   const findings: Finding[] = [];
-  const poolIndex = (name: string) => env.config.nodePools.findIndex((p) => p.name === name);
+  const poolIndexes = new Map(env.config.nodePools.map((p, i) => [p.name, i]));
+  const poolIndex = (name: string) => poolIndexes.get(name) ?? -1;
+  // Pools that ask the same of instance types (a preset used many times) share one selection.
+  const selections = new Map<string, TypeSelection>();
 
   const pools = poolObjects.map((o) => {
     const spec = specOf<NodePoolSpec>(o);
@@ -187,31 +200,50 @@ export function analyzeEnvironment(env: LoadedEnvironment, objects: readonly Man
     const typeZones = (t: CatalogueType) => (t.zones && zones.list ? t.zones.filter((z) => zones.list!.includes(z)) : (t.zones ?? zones.list ?? undefined));
     // Types with their own zone list (a refreshed catalogue) vary by type; cache by the environment's zones otherwise.
     const variant = variantOf(cat.region, zones.list ?? undefined, view);
-    const admittedTypes = cat.types.filter((t) => {
-      if (view.windows && t.arch !== 'amd64') return false; // no Windows AMI for arm64
-      for (const [key, incoming] of reqs) {
-        const existing = typeRequirement(t, key, cat.region, typeZones(t), view, t.zones ? `${variant}|${t.zones.join(',')}` : variant);
-        if (existing && conflicts(existing, incoming)) return false;
-      }
-      return true;
-    });
+    const selectionKey = `${variant}|${view.maxPods}|${view.podsPerCore}|${[...reqs.values()]
+      .filter((r) => describesTypes(r.key))
+      .map((r) => `${r.key}${r.complement ? '!' : '='}${[...r.values].sort().join(',')}|${r.gte}|${r.lte}`)
+      .sort()
+      .join(';')}`;
+    let selection = selections.get(selectionKey);
+    if (!selection) {
+      const admittedTypes = cat.types.filter((t) => {
+        if (view.windows && t.arch !== 'amd64') return false; // no Windows AMI for arm64
+        for (const [key, incoming] of reqs) {
+          const existing = typeRequirement(t, key, cat.region, typeZones(t), view, t.zones ? `${variant}|${t.zones.join(',')}` : variant);
+          if (existing && conflicts(existing, incoming)) return false;
+        }
+        return true;
+      });
+      const admitted = admittedTypes.map((t): AdmittedType => ({
+        name: t.name,
+        family: t.family,
+        generation: t.generation,
+        arch: t.arch,
+        size: t.size,
+        vcpu: t.vcpu,
+        memory: t.memory,
+        allocatable: allocatableUnder(t, view),
+        onDemandPrice: t.onDemandPrice,
+        spotPrice: t.spotPrice,
+        previousGeneration: isPreviousGeneration(t),
+      }));
+      selection = {
+        admittedTypes,
+        admitted,
+        families: uniqueSorted(admitted.map((t) => t.family)),
+        generations: uniqueSorted(admitted.map((t) => t.generation), (a, b) => Number(a) - Number(b)),
+        architectures: uniqueSorted(admitted.map((t) => t.arch)),
+        // nano, micro, ..., large, xlarge, 2xlarge, ..., metal: by the fewest vCPUs a size has here.
+        sizes: uniqueSorted(admitted.map((t) => t.size), (a, b) => minVcpu(admitted, a) - minVcpu(admitted, b) || (a < b ? -1 : 1)),
+      };
+      selections.set(selectionKey, selection);
+    }
+    const { admittedTypes, admitted } = selection;
     const capacity = reqs.get('karpenter.sh/capacity-type');
     const capacityTypes = CAPACITY_TYPES.filter((c) => (!capacity || allows(capacity, c)) && admittedTypes.some((t) => t.capacityTypes.includes(c)));
     const zoneReq = reqs.get('topology.kubernetes.io/zone');
     const poolZones = zones.list ? zones.list.filter((z) => !zoneReq || allows(zoneReq, z)) : null;
-    const admitted = admittedTypes.map((t): AdmittedType => ({
-      name: t.name,
-      family: t.family,
-      generation: t.generation,
-      arch: t.arch,
-      size: t.size,
-      vcpu: t.vcpu,
-      memory: t.memory,
-      allocatable: allocatableUnder(t, view),
-      onDemandPrice: t.onDemandPrice,
-      spotPrice: t.spotPrice,
-      previousGeneration: isPreviousGeneration(t),
-    }));
     const pool: PoolAnalysis = {
       name: o.metadata.name,
       path,
@@ -222,11 +254,10 @@ export function analyzeEnvironment(env: LoadedEnvironment, objects: readonly Man
       capacityTypes,
       zones: poolZones,
       admitted,
-      families: uniqueSorted(admitted.map((t) => t.family)),
-      generations: uniqueSorted(admitted.map((t) => t.generation), (a, b) => Number(a) - Number(b)),
-      architectures: uniqueSorted(admitted.map((t) => t.arch)),
-      // nano, micro, ..., large, xlarge, 2xlarge, ..., metal: by the fewest vCPUs a size has here.
-      sizes: uniqueSorted(admitted.map((t) => t.size), (a, b) => minVcpu(admitted, a) - minVcpu(admitted, b) || (a < b ? -1 : 1)),
+      families: selection.families,
+      generations: selection.generations,
+      architectures: selection.architectures,
+      sizes: selection.sizes,
       ceiling: costCeiling(spec.limits, admittedTypes, capacityTypes),
       taints: (spec.template.spec.taints ?? []).map((t) => `${t.key}${t.value !== undefined ? `=${t.value}` : ''}:${t.effect}`),
     };
@@ -383,15 +414,17 @@ function typeValues(t: CatalogueType, key: string): readonly string[] {
 function overlapFindings(pools: readonly PoolAnalysis[]): Finding[] {
   // One finding per pool, against the first earlier pool it overlaps: every pair would be
   // quadratic in findings (10,000 pools of 100 weights made half a million).
+  // Earlier pools are looked up by weight, and pools that share one admitted list (the
+  // same selection) share its name set: 10,000 pools are then linear, not quadratic.
   const out: Finding[] = [];
-  const admittedNames = pools.map((p) => new Set(p.admitted.map((t) => t.name)));
-  for (let j = 1; j < pools.length; j++) {
-    const b = pools[j]!;
-    for (let i = 0; i < j; i++) {
-      const a = pools[i]!;
-      if (a.weight !== b.weight) continue;
-      const names = admittedNames[i]!;
-      const shared = b.admitted.filter((t) => names.has(t.name)).length;
+  const names = new Map<readonly AdmittedType[], ReadonlySet<string>>();
+  const namesOf = (p: PoolAnalysis) => names.get(p.admitted) ?? names.set(p.admitted, new Set(p.admitted.map((t) => t.name))).get(p.admitted)!;
+  const earlier = new Map<number, PoolAnalysis[]>();
+  for (const b of pools) {
+    const sameWeight = earlier.get(b.weight) ?? earlier.set(b.weight, []).get(b.weight)!;
+    for (const a of sameWeight) {
+      const inA = namesOf(a);
+      const shared = b.admitted.filter((t) => inA.has(t.name)).length;
       if (shared === 0 || !a.capacityTypes.some((c) => b.capacityTypes.includes(c))) continue;
       out.push({
         severity: 'info',
@@ -401,6 +434,7 @@ function overlapFindings(pools: readonly PoolAnalysis[]): Finding[] {
       });
       break;
     }
+    sameWeight.push(b);
   }
   return out;
 }

@@ -1,5 +1,5 @@
 import type { Spec } from 'vega';
-import type { EnvironmentAnalysis } from './analyze.js';
+import type { AdmittedType, EnvironmentAnalysis } from './analyze.js';
 
 /**
  * The report's chart: every admitted type of every pool, vCPU against On-Demand $/hour on
@@ -12,12 +12,23 @@ import type { EnvironmentAnalysis } from './analyze.js';
 /** A mark's position: vCPU and On-Demand price of its datum. */
 const AT_POINT = { x: { scale: 'x', field: 'vcpu' }, y: { scale: 'y', field: 'price' } } as const;
 
+/** One shape per pool while there are shapes enough; beyond that a shape says nothing. */
+const SHAPES = ['circle', 'square', 'triangle-up', 'diamond', 'cross', 'triangle-down'];
+
 export function chartSpec(a: EnvironmentAnalysis): Spec {
-  const points = a.pools.flatMap((p) =>
-    p.admitted.filter((t) => t.onDemandPrice !== null).map((t) => ({ pool: p.name, type: t.name, vcpu: t.vcpu, price: t.onDemandPrice!, arch: t.arch })),
-  );
+  // With more pools than shapes, each type is drawn once (not once per pool that admits
+  // it): the chart stays readable, and its data bounded by the catalogue, at any size.
+  const byPool = a.pools.length <= SHAPES.length;
+  const point = (t: AdmittedType) => ({ type: t.name, vcpu: t.vcpu, price: t.onDemandPrice!, arch: t.arch });
+  const priced = (list: readonly AdmittedType[]) => list.filter((t) => t.onDemandPrice !== null);
+  const points = byPool
+    ? a.pools.flatMap((p) => priced(p.admitted).map((t) => ({ pool: p.name, ...point(t) })))
+    : // Pools that select alike share one admitted list (analyze.ts): each list is read once.
+      [...new Map([...new Set(a.pools.map((p) => p.admitted))].flatMap((list) => priced(list).map((t): [string, ReturnType<typeof point>] => [t.name, point(t)]))).values()].sort((x, y) =>
+        x.type < y.type ? -1 : 1,
+      );
   const inflate = a.workloads.find((w) => w.workload.startsWith('inflate') && w.replicas === 1)?.fit;
-  const marked = inflate ? points.filter((p) => p.pool === inflate.pool && p.type === inflate.type).map((p) => ({ ...p, label: `inflate: ${p.type}` })) : [];
+  const marked = inflate ? points.filter((p) => (!('pool' in p) || p.pool === inflate.pool) && p.type === inflate.type).map((p) => ({ ...p, label: `inflate: ${p.type}` })) : [];
   return {
     $schema: 'https://vega.github.io/schema/vega/v6.json',
     description: `Admitted instance types of ${a.environment}: vCPU against On-Demand USD per hour (${a.catalogue.region}, ${a.catalogue.pricesAsOf})`,
@@ -25,7 +36,10 @@ export function chartSpec(a: EnvironmentAnalysis): Spec {
     height: 360,
     padding: 8,
     background: 'white',
-    title: { text: `${a.environment}: admitted instance types`, subtitle: `On-Demand ${a.catalogue.region}, prices of ${a.catalogue.pricesAsOf}; ${marked.length > 0 ? 'ringed: the cheapest type that fits inflate (1 CPU)' : 'inflate fits no admitted type'}` },
+    title: {
+      text: `${a.environment}: admitted instance types`,
+      subtitle: `On-Demand ${a.catalogue.region}, prices of ${a.catalogue.pricesAsOf}; ${marked.length > 0 ? 'ringed: the cheapest type that fits inflate (1 CPU)' : 'inflate fits no admitted type'}${byPool ? '' : `; ${a.pools.length} NodePools, each type drawn once`}`,
+    },
     data: [
       { name: 'types', values: points },
       { name: 'marked', values: marked },
@@ -34,7 +48,7 @@ export function chartSpec(a: EnvironmentAnalysis): Spec {
       { name: 'x', type: 'log', base: 2, domain: { data: 'types', field: 'vcpu' }, range: 'width', nice: true, zero: false },
       { name: 'y', type: 'log', domain: { data: 'types', field: 'price' }, range: 'height', nice: true, zero: false },
       { name: 'color', type: 'ordinal', domain: ['amd64', 'arm64'], range: ['#4c78a8', '#e45756'] },
-      { name: 'shape', type: 'ordinal', domain: a.pools.map((p) => p.name), range: ['circle', 'square', 'triangle-up', 'diamond', 'cross', 'triangle-down'] },
+      ...(byPool ? [{ name: 'shape', type: 'ordinal' as const, domain: a.pools.map((p) => p.name), range: SHAPES }] : []),
     ],
     axes: [
       { orient: 'bottom', scale: 'x', title: 'vCPU', grid: true, gridOpacity: 0.15 },
@@ -42,7 +56,7 @@ export function chartSpec(a: EnvironmentAnalysis): Spec {
     ],
     legends: [
       { fill: 'color', title: 'architecture', orient: 'right', symbolType: 'circle' },
-      ...(a.pools.length > 1 ? [{ shape: 'shape', title: 'NodePool', orient: 'right' as const, symbolStrokeColor: '#555', symbolFillColor: 'transparent' }] : []),
+      ...(byPool && a.pools.length > 1 ? [{ shape: 'shape', title: 'NodePool', orient: 'right' as const, symbolStrokeColor: '#555', symbolFillColor: 'transparent' }] : []),
     ],
     marks: [
       {
@@ -52,7 +66,7 @@ export function chartSpec(a: EnvironmentAnalysis): Spec {
           enter: {
             ...AT_POINT,
             fill: { scale: 'color', field: 'arch' },
-            shape: { scale: 'shape', field: 'pool' },
+            shape: byPool ? { scale: 'shape', field: 'pool' } : { value: 'circle' },
             size: { value: 36 },
             opacity: { value: 0.55 },
           },

@@ -123,6 +123,22 @@ export function typeRequirement(t: CatalogueType, key: string, region: string, z
   return r;
 }
 
+/** Keys `typeRequirement` answers for some type: a pool's requirement on any other key admits every type. */
+export function describesTypes(key: string): boolean {
+  return TYPE_LABEL_KEY_SET.has(key) || SPECIAL_KEYS.has(key);
+}
+
+const SPECIAL_KEYS: ReadonlySet<string> = new Set([
+  'node.kubernetes.io/instance-type',
+  'kubernetes.io/arch',
+  'kubernetes.io/os',
+  'topology.kubernetes.io/zone',
+  'topology.kubernetes.io/region',
+  'node.kubernetes.io/windows-build',
+  'karpenter.sh/capacity-type',
+  'karpenter.k8s.aws/instance-tenancy',
+]);
+
 /** What, besides the type, a type's requirements depend on: the AMI family's OS and the zones in force. */
 export const variantOf = (region: string, zones: readonly string[] | undefined, nodeClass: NodeClassView) => `${nodeClass.windows}|${region}|${zones?.join(',') ?? '*'}`;
 

@@ -18,7 +18,16 @@ function typeShape(t: AdmittedType): string {
   return `${t.name} (${t.vcpu} vCPU, ${formatMemory(t.memory)}; allocatable ${formatCpu(t.allocatable.cpu)} CPU, ${formatMemory(t.allocatable.memory)}, ${t.allocatable.pods} pods)`;
 }
 
+/** Pools that share a selection share its admitted list (analyze.ts): its rows are computed once. */
+const extremesOf = new WeakMap<readonly AdmittedType[], string[]>();
+
 function extremes(pool: PoolAnalysis): string[] {
+  let rows = extremesOf.get(pool.admitted);
+  if (!rows) extremesOf.set(pool.admitted, (rows = computeExtremes(pool)));
+  return rows;
+}
+
+function computeExtremes(pool: PoolAnalysis): string[] {
   if (pool.admitted.length === 0) return [];
   const by = (f: (t: AdmittedType) => number) => [...pool.admitted].sort((a, b) => f(a) - f(b) || (a.name < b.name ? -1 : 1));
   const cpu = by((t) => t.allocatable.cpu);

@@ -47,6 +47,26 @@ const GO_INT = /^[-+]?(0[xX][_0-9a-fA-F]+|0[oO][_0-7]+|0[bB][_01]+|[0-9][_0-9]*)
  * (`0o17`, `null`, `1e3`) or go-yaml v2 (the Go integer syntax above).
  */
 export function plainScalarIsAmbiguous(text: string): boolean {
+  // Most strings of a manifest are names and keys: a letter, then letters, digits and
+  // `_./-`. No YAML 1.1 or 1.2 type (numbers, dates, .inf/.nan, ~, <<) starts with a
+  // letter except the booleans and nulls, and the `yaml` package's YAML 1.1 float without
+  // a mantissa (`e0`, `E+5`), so those strings are plain without parsing them twice (which
+  // was most of synth's time; test/charts/render.test.ts checks the shortcut against the
+  // parse on generated strings).
+  if (PLAIN_NAME.test(text) && !EXPONENT_FIRST.test(text) && !WORDS.has(text.toLowerCase())) return false;
+  let known = ambiguity.get(text);
+  if (known === undefined) ambiguity.set(text, (known = parsedAmbiguous(text)));
+  return known;
+}
+
+const PLAIN_NAME = /^[A-Za-z][A-Za-z0-9_./-]*$/;
+const EXPONENT_FIRST = /^[eE][-+0-9_.]/;
+/** Letter-first words some YAML schema reads as a boolean or null (compared lower-cased). */
+const WORDS = new Set(['y', 'n', 'yes', 'no', 'on', 'off', 'true', 'false', 'null']);
+/** Other strings repeat too (values of keys, quantities): parsed once per run. */
+const ambiguity = new Map<string, boolean>();
+
+function parsedAmbiguous(text: string): boolean {
   // Multi-line text is written as a block scalar (`|`), which every reader takes as a string.
   if (text.includes('\n')) return false;
   if (GO_INT.test(text)) return true;

@@ -7,6 +7,7 @@ import { reportFiles } from '../../analyze/reports.js';
 import { renderReport } from '../../analyze/report.js';
 import { synthesize } from '../../charts/synth.js';
 import { REPO } from '../support/repo.js';
+import { analyzeDoc } from './support.js';
 
 const result = synthesize({ root: REPO, only: ['prod', 'dev'] });
 const prod = result.environments.find((e) => e.environment.name === 'prod')!.analysis!;
@@ -58,5 +59,32 @@ describe('reports/<env>.md and the chart', () => {
     writeFileSync(join(dir, 'reports/dev.chart.json'), '{}\n');
     const changed = await reportFiles({ root: dir, analyses: [dev], keepOthers: false, renderCharts: false });
     expect(changed.get('dev.svg')).toBe(readFileSync(join(REPO, 'reports/dev.svg'), 'utf8'));
+  });
+});
+
+describe('many NodePools: the analysis and the chart stay bounded by the catalogue', () => {
+  // Seven pools of three presets: the same selection recurs, as it does at 10,000 pools.
+  const presets = ['spot-small', 'spot-small', 'spot-multi-arch', 'spot-small', 'spot-multi-arch', 'spot-with-on-demand-fallback', 'spot-with-on-demand-fallback'];
+  const { analysis } = analyzeDoc({ nodePools: presets.map((preset, i) => ({ name: `pool-${i}`, preset, weight: i + 1, limits: { cpu: '100' } })) });
+
+  it('GIVEN pools with the same preset WHEN analyzed THEN they admit the same types, whichever pool computed them', () => {
+    const byPreset = new Map<string, string[]>();
+    analysis.pools.forEach((p, i) => {
+      const names = p.admitted.map((t) => t.name);
+      const seen = byPreset.get(presets[i]!);
+      if (seen) expect(names).toEqual(seen);
+      else byPreset.set(presets[i]!, names);
+    });
+    expect(byPreset.get('spot-small')).not.toEqual(byPreset.get('spot-multi-arch'));
+  });
+
+  it('GIVEN more pools than shapes (7 > 6) WHEN charted THEN each priced admitted type is one point, no pool shapes, and the subtitle says so', () => {
+    const spec = chartSpec(analysis);
+    const points = (spec.data![0] as { values: Array<{ type: string; pool?: string }> }).values;
+    const union = [...new Set(analysis.pools.flatMap((p) => p.admitted.filter((t) => t.onDemandPrice !== null).map((t) => t.name)))].sort();
+    expect(points.map((p) => p.type)).toEqual(union);
+    expect(points.every((p) => p.pool === undefined)).toBe(true);
+    expect(spec.scales!.map((s) => s.name)).toEqual(['x', 'y', 'color']);
+    expect((spec.title as { subtitle: string }).subtitle).toContain('; 7 NodePools, each type drawn once');
   });
 });

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments, parse, visit, type Scalar } from 'yaml';
 import { plainScalarIsAmbiguous, renderFiles, toYaml } from '../../charts/render.js';
@@ -75,6 +76,30 @@ describe('toYaml: strings stay strings for every YAML reader', () => {
       'on (YAML 1.1: true, YAML 1.2: "on")',
       '1_000 (YAML 1.1: 1000, YAML 1.2: "1_000")',
     ]);
+  });
+});
+
+describe('plainScalarIsAmbiguous: the shortcut for name-like strings agrees with parsing them', () => {
+  /** The rule without the shortcut, written again here: what YAML 1.1, YAML 1.2 and Go's ParseInt make of the plain scalar. */
+  const byParsing = (text: string): boolean => {
+    if (/^[-+]?(0[xX][_0-9a-fA-F]+|0[oO][_0-7]+|0[bB][_01]+|[0-9][_0-9]*)$/.test(text)) return true;
+    try {
+      return parse(text, { version: '1.1' }) !== text || parse(text, { version: '1.2' }) !== text;
+    } catch {
+      return true;
+    }
+  };
+  const nameLike = fc.oneof(fc.stringMatching(/^[A-Za-z][A-Za-z0-9_./-]{0,12}$/), fc.stringMatching(/^[A-Za-z][-+0-9_.eE]{0,6}$/));
+  const words = fc.constantFrom('y', 'n', 'yes', 'no', 'on', 'off', 'true', 'false', 'null', 'nan', 'inf', 'e', 'x', 'o', 'b').chain((w) =>
+    fc.array(fc.boolean(), { minLength: w.length, maxLength: w.length }).map((upper) => [...w].map((c, i) => (upper[i] ? c.toUpperCase() : c)).join('')),
+  );
+
+  it('GIVEN name-like strings and boolean/null words in any case WHEN judged THEN the answer is the one parsing gives', () => {
+    fc.assert(fc.property(fc.oneof(nameLike, words), (s) => plainScalarIsAmbiguous(s) === byParsing(s)), { numRuns: 20000 });
+  });
+
+  it('GIVEN every ambiguous string of the table THEN it is ambiguous, and "Yes", "OFF" and "e0" (a float to YAML 1.1 in the yaml package) too', () => {
+    expect([...AMBIGUOUS, 'Yes', 'OFF', 'e0', 'E-5'].filter((s) => !plainScalarIsAmbiguous(s))).toEqual([]);
   });
 });
 

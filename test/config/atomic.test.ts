@@ -1,5 +1,5 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -198,6 +198,47 @@ describe('commit', () => {
       new CommitError('cannot write dist/dev/: it is inside dist/, which is written in the same commit'),
     );
     expect(stateOf(root)).toEqual(OLD);
+  });
+});
+
+describe('commit: output that did not change', () => {
+  it('GIVEN the output already equal to the plan WHEN committed THEN only the lock is taken: nothing is staged, swapped or rewritten', () => {
+    const root = repoWith(NEW);
+    const before = statSync(join(root, 'dist/dev/a.yaml'));
+    const { hook, seen } = throwAt('ENONE');
+    commit(planFor(root), { root, faultHook: hook });
+    expect(seen).toEqual(['lock taken']);
+    expect(stateOf(root)).toEqual(NEW);
+    expect(statSync(join(root, 'dist/dev/a.yaml')).ino).toBe(before.ino);
+    expectClean(root);
+  });
+
+  it('GIVEN one file of a tree changed WHEN committed THEN the unchanged files of that tree are the same files (linked, not rewritten) and the changed one is new', () => {
+    const root = repoWith({ ...NEW, dist: { ...(NEW.dist as Tree), 'dev/a.yaml': 'edited by hand\n' } });
+    const kept = statSync(join(root, 'dist/prod/b.yaml')).ino;
+    const edited = statSync(join(root, 'dist/dev/a.yaml')).ino;
+    const { hook, seen } = throwAt('ENONE');
+    commit(planFor(root), { root, faultHook: hook });
+    expect(seen).toEqual(STEPS);
+    expect(stateOf(root)).toEqual(NEW);
+    expect(statSync(join(root, 'dist/prod/b.yaml')).ino).toBe(kept);
+    expect(statSync(join(root, 'dist/dev/a.yaml')).ino).not.toBe(edited);
+    expectClean(root);
+  });
+
+  it.each([
+    ['a symbolic link where a file belongs', (root: string) => symlinkSync('a.yaml', join(root, 'dist/dev/link.yaml'))],
+    ['an extra empty directory', (root: string) => mkdirSync(join(root, 'dist/empty'))],
+    ['an extra file', (root: string) => writeFileSync(join(root, 'argocd/extra.yaml'), 'x\n')],
+  ])('GIVEN output equal to the plan except for %s WHEN committed THEN it is replaced by the plan', (_what, spoil) => {
+    const root = repoWith(NEW);
+    spoil(root);
+    const { hook, seen } = throwAt('ENONE');
+    commit(planFor(root), { root, faultHook: hook });
+    expect(seen).toEqual(STEPS);
+    expect(stateOf(root)).toEqual(NEW);
+    expect(readdirSync(join(root, 'dist')).sort()).toEqual(['dev', 'prod']);
+    expectClean(root);
   });
 });
 
