@@ -58,6 +58,8 @@ export interface CostCeiling {
   readonly spot: { readonly low: CeilingEnd; readonly high: CeilingEnd } | null;
 }
 
+const selectionsOf = new WeakMap<ReturnType<typeof parseCatalogue>, Map<string, TypeSelection>>();
+
 /** The types a pool admits and what the report lists about them; shared by pools that select alike. */
 interface TypeSelection {
   readonly admittedTypes: readonly CatalogueType[];
@@ -189,8 +191,9 @@ export function analyzeEnvironment(env: LoadedEnvironment, objects: readonly Man
   const findings: Finding[] = [];
   const poolIndexes = new Map(env.config.nodePools.map((p, i) => [p.name, i]));
   const poolIndex = (name: string) => poolIndexes.get(name) ?? -1;
-  // Pools that ask the same of instance types (a preset used many times) share one selection.
-  const selections = new Map<string, TypeSelection>();
+  // Pools that ask the same of instance types (a preset used many times, in one environment
+  // or in 300) share one selection: a pure function of the catalogue and the key below.
+  const selections = selectionsOf.get(cat) ?? selectionsOf.set(cat, new Map()).get(cat)!;
 
   const pools = poolObjects.map((o) => {
     const spec = specOf<NodePoolSpec>(o);

@@ -87,6 +87,11 @@ function parsedAmbiguous(text: string): boolean {
  * dist/ and argocd/ are rendered, so both get it.
  */
 export function toYaml(value: unknown): string {
+  return fastYaml(value) ?? documentYaml(value);
+}
+
+/** toYaml through the `yaml` package's document model: every case, slowly. */
+export function documentYaml(value: unknown): string {
   const doc = new Document(value, { version: '1.1', keepUndefined: true });
   visit(doc, {
     Scalar(_key, node) {
@@ -94,4 +99,100 @@ export function toYaml(value: unknown): string {
     },
   });
   return doc.toString({ lineWidth: 0 });
+}
+
+/**
+ * toYaml's output, byte for byte, for the objects synth makes (maps, lists, integers,
+ * booleans, null and one-line strings of common characters), written directly: building
+ * a `yaml` Document per object was a third of synth's time at 10,000 NodePools. Anything
+ * else (multi-line or unusual strings, floats, undefined) gives undefined, and toYaml
+ * takes the document path. test/charts/render.test.ts compares both on the committed
+ * output and on generated values.
+ */
+export function fastYaml(value: unknown): string | undefined {
+  const out: string[] = [];
+  if (isMap(value)) {
+    if (Object.keys(value).length === 0) return '{}\n';
+    if (!blockMap(value, '', out)) return undefined;
+  } else if (Array.isArray(value)) {
+    if (value.length === 0) return '[]\n';
+    if (!blockSeq(value, '', out)) return undefined;
+  } else {
+    const text = scalar(value);
+    if (text === undefined) return undefined;
+    out.push(text, '\n');
+  }
+  return out.join('');
+}
+
+const isMap = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype;
+
+/** One-line strings the `yaml` package writes plain (when not ambiguous): no indicator first, no `: `, ` #` or trailing colon. */
+const PRINTABLE = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+const SIMPLE = /^[A-Za-z0-9_./$(][A-Za-z0-9 _./:=@+,$%*'"()<>;~^!?&|#[\]{}\\-]*$/;
+
+function scalar(v: unknown): string | undefined {
+  if (typeof v === 'string') {
+    // Printable ASCII without `"` or `\`: its double-quoted YAML is its JSON.
+    if (v.length > 1000 || !PRINTABLE.test(v)) return undefined;
+    if (plainScalarIsAmbiguous(v)) return JSON.stringify(v); // toYaml double-quotes these (`"-1"`, `"0o17"`)
+    return SIMPLE.test(v) && !v.endsWith(' ') && !v.endsWith(':') && !v.includes(': ') && !v.includes(' #') ? v : undefined;
+  }
+  if (typeof v === 'number') return Number.isSafeInteger(v) && !Object.is(v, -0) ? String(v) : undefined;
+  if (typeof v === 'boolean') return String(v);
+  if (v === null) return 'null';
+  return undefined;
+}
+
+/** `key:` and its value (inline scalar or empty collection, else a nested block) onto `out`; `first` prefixes the line. */
+function blockMap(map: Record<string, unknown>, indent: string, out: string[], first = indent): boolean {
+  let lead = first;
+  for (const key of Object.keys(map)) {
+    const k = scalar(key);
+    if (k === undefined) return false;
+    out.push(lead, k, ':');
+    lead = indent;
+    if (!blockValue(map[key], `${indent}  `, out)) return false;
+  }
+  return true;
+}
+
+function blockSeq(list: readonly unknown[], indent: string, out: string[], first = indent): boolean {
+  let lead = first;
+  for (const item of list) {
+    out.push(lead, '- ');
+    lead = indent;
+    if (isMap(item) && Object.keys(item).length > 0) {
+      if (!blockMap(item, `${indent}  `, out, '')) return false;
+    } else if (Array.isArray(item) && item.length > 0) {
+      if (!blockSeq(item, `${indent}  `, out, '')) return false;
+    } else {
+      const text = inline(item);
+      if (text === undefined) return false;
+      out.push(text, '\n');
+    }
+  }
+  return true;
+}
+
+/** After `key:`: a scalar or `{}`/`[]` on the same line, or a nested block on the next lines at `indent`. */
+function blockValue(v: unknown, indent: string, out: string[]): boolean {
+  if (isMap(v) && Object.keys(v).length > 0) {
+    out.push('\n');
+    return blockMap(v, indent, out);
+  }
+  if (Array.isArray(v) && v.length > 0) {
+    out.push('\n');
+    return blockSeq(v, indent, out);
+  }
+  const text = inline(v);
+  if (text === undefined) return false;
+  out.push(' ', text, '\n');
+  return true;
+}
+
+function inline(v: unknown): string | undefined {
+  if (isMap(v)) return '{}';
+  if (Array.isArray(v)) return '[]';
+  return scalar(v);
 }

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments, parse, visit, type Scalar } from 'yaml';
-import { plainScalarIsAmbiguous, renderFiles, toYaml } from '../../charts/render.js';
+import { documentYaml, fastYaml, plainScalarIsAmbiguous, renderFiles, toYaml } from '../../charts/render.js';
 import { synthesizeInput } from '../validate/arbitraries.js';
 import { REPO, snapshotTree } from '../support/repo.js';
 
@@ -100,6 +100,55 @@ describe('plainScalarIsAmbiguous: the shortcut for name-like strings agrees with
 
   it('GIVEN every ambiguous string of the table THEN it is ambiguous, and "Yes", "OFF" and "e0" (a float to YAML 1.1 in the yaml package) too', () => {
     expect([...AMBIGUOUS, 'Yes', 'OFF', 'e0', 'E-5'].filter((s) => !plainScalarIsAmbiguous(s))).toEqual([]);
+  });
+});
+
+describe('fastYaml: the same bytes as the yaml document, or no answer', () => {
+  it('GIVEN every committed object of dist/ and argocd/ THEN fastYaml gives the document path\'s text or nothing, and every NodePool and EC2NodeClass takes the fast path', () => {
+    const taken: string[] = [];
+    for (const [file, text] of generatedFiles()) {
+      for (const doc of parseAllDocuments(text, { version: '1.1', logLevel: 'error' })) {
+        const value = doc.toJS();
+        const fast = fastYaml(value);
+        if (fast !== undefined) {
+          expect(fast, file).toBe(documentYaml(value));
+          taken.push((value as { kind: string }).kind);
+        }
+      }
+    }
+    const kinds = (kind: string) => generatedFiles().filter(([file]) => file.split('/').at(-1)!.startsWith(`${kind}.`)).length;
+    for (const kind of ['NodePool', 'EC2NodeClass']) {
+      expect(kinds(kind)).toBeGreaterThan(0);
+      expect(taken.filter((k) => k === kind)).toHaveLength(kinds(kind));
+    }
+    expect(taken.length).toBeGreaterThan(20);
+  });
+
+  // Strings from the characters the shortcut allows and those it must not (indicators,
+  // ': ', ' #', quotes, trailing blanks, newlines), and the ambiguous words.
+  const tricky = fc.oneof(
+    fc.stringMatching(/^[-a-z0-9 :#'"%*&!|>@`,?[\]{}=~._/\n]{0,8}$/),
+    fc.constantFrom(...AMBIGUOUS, 'a: b', 'a #b', 'x:', ' x', 'x ', '10%', '*', '-', '- x', '? x', 'e0', 'Yes', ''),
+  );
+  const value = fc.letrec((tie) => ({
+    node: fc.oneof({ depthSize: 'small' }, tie('scalar'), tie('list'), tie('map')),
+    scalar: fc.oneof(tricky, fc.integer(), fc.boolean(), fc.constant(null), fc.double({ noNaN: true })),
+    list: fc.array(tie('node'), { maxLength: 4 }),
+    map: fc.dictionary(tricky, tie('node'), { maxKeys: 4 }),
+  })).node;
+
+  it('GIVEN generated values WHEN fastYaml answers THEN it is the document path\'s text', () => {
+    let answered = 0;
+    fc.assert(
+      fc.property(value, (v) => {
+        const fast = fastYaml(v);
+        if (fast === undefined) return true;
+        answered += 1;
+        return fast === documentYaml(v);
+      }),
+      { numRuns: 5000 },
+    );
+    expect(answered).toBeGreaterThan(500); // the property is not vacuous
   });
 });
 
