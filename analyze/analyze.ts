@@ -338,12 +338,21 @@ export function costCeiling(limits: Record<string, string> | undefined, types: r
   const cpuLimit = cpu !== undefined ? parseQuantity(cpu) : Infinity;
   const memoryLimit = memory !== undefined ? parseQuantity(memory) : Infinity;
   const nodesOf = (t: CatalogueType) => Math.min(cpuLimit / t.vcpu, memoryLimit / t.capacityMemory);
+  // The cheapest and dearest end, ties by type name, in one pass (a pool admits hundreds of types).
   const range = (price: (t: CatalogueType) => number | null) => {
-    const ends = types
-      .filter((t) => price(t) !== null && nodesOf(t) >= 1)
-      .map((t): CeilingEnd => ({ type: t.name, nodes: round(nodesOf(t), 1), perHour: round(nodesOf(t) * price(t)!, 2), perVcpuHour: round(price(t)! / t.vcpu, 5) }))
-      .sort((a, b) => a.perHour - b.perHour || (a.type < b.type ? -1 : 1));
-    return ends.length > 0 ? { low: ends[0]!, high: ends[ends.length - 1]! } : null;
+    let low: CatalogueType | undefined;
+    let high: CatalogueType | undefined;
+    let lowPerHour = Infinity;
+    let highPerHour = -Infinity;
+    for (const t of types) {
+      const p = price(t);
+      if (p === null || nodesOf(t) < 1) continue;
+      const perHour = round(nodesOf(t) * p, 2);
+      if (perHour < lowPerHour || (perHour === lowPerHour && t.name < low!.name)) [low, lowPerHour] = [t, perHour];
+      if (perHour > highPerHour || (perHour === highPerHour && t.name > high!.name)) [high, highPerHour] = [t, perHour];
+    }
+    const end = (t: CatalogueType, perHour: number): CeilingEnd => ({ type: t.name, nodes: round(nodesOf(t), 1), perHour, perVcpuHour: round(price(t)! / t.vcpu, 5) });
+    return low && high ? { low: end(low, lowPerHour), high: end(high, highPerHour) } : null;
   };
   return {
     limits: { ...(cpu !== undefined ? { cpu } : {}), ...(memory !== undefined ? { memory } : {}) },
@@ -522,9 +531,10 @@ function fitWorkload(label: string, replicas: number, pod: PodSpecLike, pools: r
         const nodesWithinLimits = cpuLimit === Infinity && memoryLimit === Infinity ? null : Math.min(Math.floor(cpuLimit / capacity.vcpu), Math.floor(memoryLimit / capacity.capacityMemory));
         const pending = nodesWithinLimits === null ? 0 : Math.max(0, replicas - nodesWithinLimits * podsPerNode);
         return { t, podsPerNode, nodes, nodesWithinLimits, pending, cost: t.onDemandPrice === null ? Infinity : nodes * t.onDemandPrice };
-      })
-      .sort((a, b) => a.pending - b.pending || a.cost - b.cost || (a.t.name < b.t.name ? -1 : 1));
-    const best = options[0];
+      });
+    // The first in (pending, cost, name) order; one pass, not a sort of every option.
+    let best: (typeof options)[number] | undefined;
+    for (const o of options) if (best === undefined || (o.pending - best.pending || o.cost - best.cost || (o.t.name < best.t.name ? -1 : 1)) < 0) best = o;
     if (!best) continue;
     return {
       workload: label,

@@ -189,7 +189,9 @@ export function readInputText(path: string, file: string, root = rootOf(path, fi
     const st = fstatSync(fd);
     if (!st.isFile()) throw refuse(`must be a regular file, got ${kindOf(st)}`);
     if (st.size > MAX_INPUT_BYTES) throw refuse(`is ${st.size.toLocaleString('en-US')} bytes; input files may be at most ${MAX_INPUT_BYTES.toLocaleString('en-US')} bytes (1 MiB)`);
-    const buf = Buffer.alloc(MAX_INPUT_BYTES + 1);
+    // Not zero-filled (only the bytes read are used): zeroing 1 MiB per file was most of
+    // reading 600 small files.
+    const buf = Buffer.allocUnsafe(MAX_INPUT_BYTES + 1);
     let length = 0;
     for (;;) {
       const n = readSync(fd, buf, length, buf.length - length, null);
