@@ -6,7 +6,7 @@ import { ConfigError, type ConfigIssue } from '../config/errors.js';
 import { AggregateConfigError, loadEnvironments, type LoadedEnvironment } from '../config/environment.js';
 import { outputsPath, readOutputs, type InfraOutputs } from '../config/outputs.js';
 import { EnvironmentChart } from './environment-chart.js';
-import { fileNameFor, renderFiles, validateConstructs, type Manifest } from './render.js';
+import { fileNameFor, renderFiles, type Manifest } from './render.js';
 import { ManifestError, validateManifests, type Origin, type Segments } from '../validate/manifests.js';
 import { resolveNodePool } from '../config/presets.js';
 import { argocdInputErrors } from './argocd/synth.js';
@@ -69,10 +69,8 @@ export function synthesize(opts: SynthOptions): SynthResult {
     });
   }
 
-  const charts = built.map(({ environment, outputs, chart }) => {
-    validateConstructs(chart);
-    return { environment, outputs, objects: chart.toJson() as Manifest[] };
-  });
+  // toJson() runs every construct's validations (cdk8s App._synthChart) and throws on any.
+  const charts = built.map(({ environment, outputs, chart }) => ({ environment, outputs, objects: chart.toJson() as Manifest[] }));
   collect(() => validateManifests(charts.map(({ environment, objects }) => ({ dir: `dist/${environment.name}`, objects, origin: environmentOrigin(environment) }))));
   errors.push(...charts.flatMap(({ environment, objects }) => immutableChanges(opts.root, environment, objects)));
   // argocd/ is rendered by a full synth only; its inputs are checked here so their problems join the others.

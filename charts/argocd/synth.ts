@@ -4,7 +4,7 @@ import { ConfigError } from '../../config/errors.js';
 import { AggregateConfigError } from '../../config/environment.js';
 import { locate } from '../../config/yaml-input.js';
 import { GITOPS_FILE, checkEnvironmentsCovered, loadGitops } from '../../config/gitops.js';
-import { fileNameFor, renderFiles, validateConstructs, type Manifest } from '../render.js';
+import { fileNameFor, renderFiles, type Manifest } from '../render.js';
 import { ArgocdChart, type ArgocdEnvironment } from './argocd-chart.js';
 import { readVendoredCrds } from './karpenter-crds.js';
 import { CHART_NAMESPACED_OBJECTS, CRDS_DIR, ARGOCD_DIR } from './names.js';
@@ -14,6 +14,8 @@ export interface ArgocdSynthOptions {
   readonly root: string;
   /** Every environment, with what dist/<env>/ holds. */
   readonly environments: readonly ArgocdEnvironment[];
+  /** synthesize() already ran argocdInputErrors on these environments (charts/main.ts): not again. */
+  readonly inputsChecked?: boolean;
 }
 
 export interface ArgocdResult {
@@ -30,11 +32,13 @@ export interface ArgocdResult {
  * environments, renders every file. Writes nothing.
  */
 export async function synthesizeArgocd(opts: ArgocdSynthOptions): Promise<ArgocdResult> {
-  const problems = argocdInputErrors(
-    opts.root,
-    opts.environments,
-    opts.environments.map((e) => e.environment.name),
-  );
+  const problems = opts.inputsChecked
+    ? []
+    : argocdInputErrors(
+        opts.root,
+        opts.environments,
+        opts.environments.map((e) => e.environment.name),
+      );
   if (problems.length > 0) throw problems.length === 1 ? problems[0] : new AggregateConfigError(problems);
   const gitops = loadGitops(join(opts.root, GITOPS_FILE));
   const vendored = readVendoredCrds(join(opts.root, 'crds', 'karpenter'));
@@ -43,7 +47,7 @@ export async function synthesizeArgocd(opts: ArgocdSynthOptions): Promise<Argocd
   const fleetApplicationSet = isFleet ? (await import('./application-set.js')).FleetApplicationSet : undefined;
   const app = new App({ outdir: join(opts.root, ARGOCD_DIR) });
   const chart = new ArgocdChart(app, 'argocd', { gitops: gitops.config, environments: opts.environments, fleetApplicationSet });
-  validateConstructs(chart);
+  // toJson() runs every construct's validations (cdk8s App._synthChart) and throws on any.
   const objects = chart.toJson() as Manifest[];
 
   const subdir = CRDS_DIR.slice(ARGOCD_DIR.length + 1);
