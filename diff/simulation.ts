@@ -1,0 +1,174 @@
+import type { Manifest } from '../charts/render.js';
+import type { Catalogue } from '../catalogue/catalogue.js';
+import type { LoadedEnvironment } from '../config/environment.js';
+import { ConfigError } from '../config/errors.js';
+import { runSimulation, SimulationError, type SimulationOutput } from '../simulate/contract.js';
+import { distObjects, prepare, type DistObjects } from '../simulate/inputs.js';
+import { describePods } from '../simulate/render.js';
+import { DEFAULT_RUNS, reportScenarios } from '../simulate/scenarios.js';
+
+/**
+ * What Karpenter would launch before and after a change: the simulations of
+ * reports/<env>.simulation.md (simulate/scenarios.ts), run by Karpenter's own scheduler on
+ * the base's objects and on the change's. Both sides get today's environment file (zones,
+ * DaemonSets) and catalogue, as the analyzer does for the base: the base exists only as
+ * manifests, and those are what the pools meet once merged.
+ */
+
+/** Whether to simulate: on unless asked not to, with the binary found (or built) on first need. */
+export type SimulationChoice =
+  | { readonly run: false; readonly why: string }
+  | {
+      readonly run: true;
+      /** scripts/ensure-simulate.sh through simulate/contract.ts; throws when it cannot be built. */
+      readonly binary: () => string;
+      readonly runs?: number;
+    };
+
+/** One scenario on one side of the change. */
+export type Side =
+  | { readonly status: 'absent' }
+  | { readonly status: 'failed'; readonly why: string }
+  | { readonly status: 'ran'; readonly pods: string; readonly output: SimulationOutput };
+
+export interface ScenarioComparison {
+  readonly title: string;
+  readonly before: Side;
+  readonly after: Side;
+}
+
+export type EnvironmentSimulation =
+  | { readonly status: 'ran'; readonly scenarios: readonly ScenarioComparison[] }
+  /** Nothing to simulate after the change (the environment is removed), or nothing could be (no catalogue). */
+  | { readonly status: 'not-run'; readonly why: string };
+
+export type SimulationReview =
+  | { readonly status: 'skipped'; readonly why: string }
+  /** The binary could not be had: nothing was simulated anywhere. */
+  | { readonly status: 'unavailable'; readonly why: string }
+  | { readonly status: 'ran'; readonly environments: ReadonlyMap<string, EnvironmentSimulation> };
+
+export interface EnvironmentSides {
+  readonly name: string;
+  /** The base's dist/<env>/ objects; undefined when the environment is new. */
+  readonly before: readonly Manifest[] | undefined;
+  /** Where the base's objects come from, for errors: `<commit>:dist/<env>`. */
+  readonly beforeWhere: string;
+  /** The change, synthesized in memory; undefined when the change removes the environment. */
+  readonly after: { readonly environment: LoadedEnvironment; readonly objects: readonly Manifest[] } | undefined;
+  /** The region's catalogue, or why it could not be read; undefined when the change removes the environment. */
+  readonly catalogue: Catalogue | Error | undefined;
+}
+
+/** Thrown inside to stop at the first environment when the binary cannot be had. */
+class Unavailable extends Error {}
+
+export function simulateChange(root: string, envs: readonly EnvironmentSides[], choice: SimulationChoice): SimulationReview {
+  if (!choice.run) return { status: 'skipped', why: choice.why };
+  let binary: string | undefined;
+  const getBinary = () => {
+    if (binary === undefined) {
+      try {
+        binary = choice.binary();
+      } catch (err) {
+        throw new Unavailable((err as Error).message);
+      }
+    }
+    return binary;
+  };
+  const environments = new Map<string, EnvironmentSimulation>();
+  try {
+    for (const env of envs) environments.set(env.name, simulateEnvironment(root, env, choice.runs ?? DEFAULT_RUNS, getBinary));
+  } catch (err) {
+    if (err instanceof Unavailable) return { status: 'unavailable', why: err.message };
+    throw err;
+  }
+  return { status: 'ran', environments };
+}
+
+type Loaded = { readonly dist: DistObjects } | { readonly why: string };
+
+/** The objects of one side, or why they cannot be simulated (a base without a NodePool, say). */
+function load(objects: readonly Manifest[], where: string): Loaded {
+  try {
+    return { dist: distObjects(objects, where) };
+  } catch (err) {
+    if (err instanceof ConfigError) return { why: err.message };
+    throw err;
+  }
+}
+
+function simulateEnvironment(root: string, env: EnvironmentSides, runs: number, binary: () => string): EnvironmentSimulation {
+  if (env.after === undefined) return { status: 'not-run', why: 'the change removes this environment: Karpenter launches nothing for it afterwards' };
+  const catalogue = env.catalogue;
+  if (catalogue === undefined || catalogue instanceof Error) return { status: 'not-run', why: `no instance catalogue: ${catalogue?.message ?? 'none was read'}` };
+  const environment = env.after.environment;
+  const after = load(env.after.objects, `dist/${env.name}`);
+  const before = env.before === undefined ? undefined : load(env.before, env.beforeWhere);
+  const scenariosOf = (side: Loaded | undefined) => (side !== undefined && 'dist' in side ? reportScenarios(side.dist) : undefined);
+  const afterScenarios = scenariosOf(after);
+  const beforeScenarios = scenariosOf(before);
+  // Paired by position: reportScenarios gives the same scenarios in the same order for any objects.
+  const titles = (afterScenarios ?? beforeScenarios)?.map((s) => s.title);
+  if (titles === undefined) return { status: 'not-run', why: (after as { why: string }).why };
+  const scenarios = titles.map((title, i): ScenarioComparison => {
+    const prepareSide = (side: Loaded | undefined, scenario: ReturnType<typeof reportScenarios>[number] | undefined) => {
+      if (side === undefined) return { status: 'absent' } as const;
+      if (!('dist' in side)) return { status: 'failed', why: side.why } as const;
+      try {
+        return { status: 'prepared', prepared: prepare({ root, env: env.name, pods: scenario!.pods, runs, dist: side.dist, environment, catalogue }) } as const;
+      } catch (err) {
+        if (err instanceof ConfigError) return { status: 'failed', why: err.message } as const;
+        throw err;
+      }
+    };
+    const b = prepareSide(before, beforeScenarios?.[i]);
+    const a = prepareSide(after, afterScenarios?.[i]);
+    const outputs = new Map<string, SimulationOutput>();
+    const run = (p: typeof a): Side => {
+      if (p.status !== 'prepared') return p;
+      // Identical inputs (the catalogue is one object for both sides) give the identical
+      // plan: run Karpenter once, and an unchanged scenario costs one simulation, not two.
+      const key = JSON.stringify({ ...p.prepared.input, catalogue: undefined });
+      let output = outputs.get(key);
+      if (output === undefined) {
+        try {
+          output = runSimulation(binary(), p.prepared.input);
+        } catch (err) {
+          if (err instanceof SimulationError) return { status: 'failed', why: err.message };
+          throw err;
+        }
+        outputs.set(key, output);
+      }
+      return { status: 'ran', pods: describePods(p.prepared), output };
+    };
+    return { title, before: run(b), after: run(a) };
+  });
+  return { status: 'ran', scenarios };
+}
+
+const pendingPods = (s: Side) => (s.status === 'ran' ? s.output.pending.reduce((n, p) => n + p.count, 0) : 0);
+
+/** Scenarios where the change leaves more pods pending than the base did (`--fail-on pending`). */
+export function morePending(review: SimulationReview): string[] {
+  if (review.status !== 'ran') return [];
+  return [...review.environments].flatMap(([name, env]) =>
+    env.status === 'ran' ? env.scenarios.filter((s) => s.after.status === 'ran' && pendingPods(s.after) > pendingPods(s.before)).map((s) => `${name}: ${s.title}`) : [],
+  );
+}
+
+/** Sides that could not be simulated, for stderr: the Markdown says it too, but a log reader should not miss it. */
+export function simulationWarnings(review: SimulationReview): string[] {
+  if (review.status === 'unavailable') return [`simulation not run: ${review.why}`];
+  if (review.status !== 'ran') return [];
+  return [...review.environments].flatMap(([name, env]) =>
+    env.status === 'ran'
+      ? env.scenarios.flatMap((s) =>
+          (['before', 'after'] as const).flatMap((side) => {
+            const r = s[side];
+            return r.status === 'failed' ? [`${name}: ${s.title}, ${side} the change: not simulated: ${r.why}`] : [];
+          }),
+        )
+      : [],
+  );
+}
