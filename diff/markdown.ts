@@ -90,6 +90,8 @@ function environmentSimulation(sim: EnvironmentSimulation | undefined): string[]
   const out = ['#### What Karpenter would launch', ''];
   if (sim.status === 'not-run') return [...out, `Not simulated: ${sim.why}.`, ''];
   for (const s of sim.scenarios) out.push(...scenarioLines(s), '');
+  const limited = sim.scenarios.some((s) => [s.before, s.after].some((r) => ran(r) && hitsLimits(r.output)));
+  if (limited) out.push(`Note: ${LIMITS_NOTE}.`, '');
   return out;
 }
 
@@ -130,7 +132,6 @@ function scenarioLines(s: ScenarioComparison): string[] {
     return [
       `**${s.title}** (pods: ${after.pods}): unchanged: ${nodeClaimsText(o).replace(/^(\d+)/, (n) => `${n} NodeClaim${n === '1' ? '' : 's'}`)}; ${costText(o)} per hour; pods pending: ${pendingText(o)}.`,
       ...(o.pending.length > 0 ? ['', ...pendingList(o).map((l) => `- pending before and after: ${l}`)] : []),
-      ...(hitsLimits(o) ? ['', `Note: ${LIMITS_NOTE}.`] : []),
     ];
   }
   const pods = ran(before) && ran(after) && before.pods !== after.pods ? `pods before: ${before.pods}; after: ${after.pods}` : `pods: ${ran(after) ? after.pods : ran(before) ? before.pods : 'not simulated'}`;
@@ -155,6 +156,5 @@ function scenarioLines(s: ScenarioComparison): string[] {
     if (r.status === 'failed') lines.push(`- ${side}: not simulated: ${r.why.split('\n').join('; ')}`);
     if (r.status === 'ran' && r.output.plans > 1) lines.push(`- ${side}: ${r.output.agreeing} of ${r.output.runs} runs of Schedule gave this plan; Karpenter's tie-breaks (Go map order) gave ${r.output.plans - 1} other plan(s)`);
   }
-  if ([before, after].some((r) => ran(r) && hitsLimits(r.output))) lines.push('', `Note: ${LIMITS_NOTE}.`);
   return lines;
 }
