@@ -115,7 +115,8 @@ const FAIL_ON = ['drift', 'pending'] as const;
 /**
  * Exit status: 0 whatever the review says, 1 when a `--fail-on` condition holds. A
  * simulation that cannot run does not change it (the drift review still posts, saying why
- * there is no simulation), except under `--fail-on pending`, which cannot then be answered: 2.
+ * there is no simulation), except under `--fail-on pending`, which cannot then be
+ * answered: 2, as for any simulation that did not run.
  */
 export async function main(argv: readonly string[], io: Io = PROCESS_IO): Promise<number> {
   const { values } = parseArgs({
@@ -140,9 +141,10 @@ export async function main(argv: readonly string[], io: Io = PROCESS_IO): Promis
     simulate: values['no-simulate'] ? { run: false, why: '`--no-simulate`' } : { run: true, binary: io.ensureBinary },
   });
   io.stdout(result.markdown);
-  for (const w of simulationWarnings(result.simulation)) io.stderr(`warning: ${w}\n`);
-  if (failOn.includes('pending') && result.simulation.status !== 'ran') {
-    io.stderr('error: --fail-on pending: cannot tell whether more pods stay pending, the simulation did not run\n');
+  const warnings = simulationWarnings(result.simulation);
+  for (const w of warnings) io.stderr(`warning: ${w}\n`);
+  if (failOn.includes('pending') && warnings.length > 0) {
+    io.stderr(`error: --fail-on pending: cannot tell whether more pods stay pending, ${result.simulation.status === 'ran' ? 'some simulations did not run' : 'the simulation did not run'}\n`);
     return 2;
   }
   const pending = failOn.includes('pending') ? morePending(result.simulation) : [];

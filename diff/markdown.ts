@@ -88,6 +88,7 @@ function simulationIntro(sim: SimulationReview): string {
 function environmentSimulation(sim: EnvironmentSimulation | undefined): string[] {
   if (sim === undefined) return [];
   const out = ['#### What Karpenter would launch', ''];
+  if (sim.status === 'removed') return [...out, 'Nothing: the change removes this environment.', ''];
   if (sim.status === 'not-run') return [...out, `Not simulated: ${sim.why}.`, ''];
   for (const s of sim.scenarios) out.push(...scenarioLines(s), '');
   const limited = sim.scenarios.some((s) => [s.before, s.after].some((r) => ran(r) && hitsLimits(r.output)));

@@ -39,7 +39,9 @@ export interface ScenarioComparison {
 
 export type EnvironmentSimulation =
   | { readonly status: 'ran'; readonly scenarios: readonly ScenarioComparison[] }
-  /** Nothing to simulate after the change (the environment is removed), or nothing could be (no catalogue). */
+  /** The change removes the environment: nothing launches there afterwards. */
+  | { readonly status: 'removed' }
+  /** Nothing could be simulated (no catalogue for the region, say). */
   | { readonly status: 'not-run'; readonly why: string };
 
 export type SimulationReview =
@@ -99,7 +101,7 @@ function load(objects: readonly Manifest[], where: string): Loaded {
 }
 
 function simulateEnvironment(root: string, env: EnvironmentSides, runs: number, binary: () => string): EnvironmentSimulation {
-  if (env.after === undefined) return { status: 'not-run', why: 'the change removes this environment: Karpenter launches nothing for it afterwards' };
+  if (env.after === undefined) return { status: 'removed' };
   const catalogue = env.catalogue;
   if (catalogue === undefined || catalogue instanceof Error) return { status: 'not-run', why: `no instance catalogue: ${catalogue?.message ?? 'none was read'}` };
   const environment = env.after.environment;
@@ -157,18 +159,21 @@ export function morePending(review: SimulationReview): string[] {
   );
 }
 
-/** Sides that could not be simulated, for stderr: the Markdown says it too, but a log reader should not miss it. */
+/**
+ * What could not be simulated, one line each, for stderr: the Markdown says it too, but a
+ * log reader should not miss it. Empty when every simulation asked for ran.
+ */
 export function simulationWarnings(review: SimulationReview): string[] {
   if (review.status === 'unavailable') return [`simulation not run: ${review.why}`];
   if (review.status !== 'ran') return [];
-  return [...review.environments].flatMap(([name, env]) =>
-    env.status === 'ran'
-      ? env.scenarios.flatMap((s) =>
-          (['before', 'after'] as const).flatMap((side) => {
-            const r = s[side];
-            return r.status === 'failed' ? [`${name}: ${s.title}, ${side} the change: not simulated: ${r.why}`] : [];
-          }),
-        )
-      : [],
-  );
+  return [...review.environments].flatMap(([name, env]) => {
+    if (env.status === 'not-run') return [`${name}: not simulated: ${env.why}`];
+    if (env.status !== 'ran') return [];
+    return env.scenarios.flatMap((s) =>
+      (['before', 'after'] as const).flatMap((side) => {
+        const r = s[side];
+        return r.status === 'failed' ? [`${name}: ${s.title}, ${side} the change: not simulated: ${r.why}`] : [];
+      }),
+    );
+  });
 }

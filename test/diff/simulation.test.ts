@@ -106,6 +106,19 @@ describe('npm run diff without a simulation binary', () => {
     repo = gitRepo();
     rmSync(join(repo.root, 'environments', 'dev.yaml'));
     const result = runDiff({ root: repo.root, base: 'main', env: 'dev', simulate: { run: true, binary: neverCalled } });
-    expect(result.markdown).toContain('#### What Karpenter would launch\n\nNot simulated: the change removes this environment: Karpenter launches nothing for it afterwards.\n');
+    expect(result.simulation).toEqual({ status: 'ran', environments: new Map([['dev', { status: 'removed' }]]) });
+    expect(result.markdown).toContain('#### What Karpenter would launch\n\nNothing: the change removes this environment.\n');
+  });
+
+  it('GIVEN no catalogue for the region WHEN the CLI runs THEN the environment says why it was not simulated, on stderr too; --fail-on pending cannot tell', async () => {
+    drifting();
+    rmSync(join(repo!.root, 'catalogue', 'us-east-1.json'));
+    const plain = await cli([], neverCalled);
+    const pending = await cli(['--fail-on', 'pending'], neverCalled);
+    expect([plain.status, pending.status]).toEqual([0, 2]);
+    const why = 'no instance catalogue: catalogue/us-east-1.json: (top level): cannot be read as JSON: ';
+    expect(plain.stdout).toContain(`#### What Karpenter would launch\n\nNot simulated: ${why}`);
+    expect(plain.stderr).toMatch(new RegExp(`^warning: prod: not simulated: ${why.replace(/[.()]/g, '\\$&')}ENOENT[^\n]*\n$`));
+    expect(pending.stderr.split('\n').slice(1)).toEqual(['error: --fail-on pending: cannot tell whether more pods stay pending, some simulations did not run', '']);
   });
 });

@@ -201,5 +201,9 @@ describe('npm run diff: what Karpenter would launch, before and after', () => {
     );
     expect(stdout).toContain(`\n- before: not simulated: ${why}\n`);
     expect(stdout).toMatch(/\*\*Every workload at its replicas, together\*\* \(pods: checkout\/checkout-api x3\): unchanged: /);
+    // --fail-on pending cannot compare a scenario whose base did not run: it says so and exits 2.
+    stderr = '';
+    expect(await main(['--root', repo.root, '--base', 'main', '--env', 'prod', '--fail-on', 'pending'], io)).toBe(2);
+    expect(stderr.split('\n').slice(1)).toEqual(['error: --fail-on pending: cannot tell whether more pods stay pending, some simulations did not run', '']);
   });
 });
