@@ -3,9 +3,9 @@ import type { Catalogue } from '../catalogue/catalogue.js';
 import type { LoadedEnvironment } from '../config/environment.js';
 import { ConfigError } from '../config/errors.js';
 import { runSimulation, SimulationError, type SimulationOutput } from '../simulate/contract.js';
-import { distObjects, prepare, type DistObjects } from '../simulate/inputs.js';
+import { distObjects, prepare, type DistObjects, type Prepared } from '../simulate/inputs.js';
 import { describePods } from '../simulate/render.js';
-import { DEFAULT_RUNS, reportScenarios } from '../simulate/scenarios.js';
+import { DEFAULT_RUNS, reportScenarios, type Scenario } from '../simulate/scenarios.js';
 
 /**
  * What Karpenter would launch before and after a change: the simulations of
@@ -88,63 +88,70 @@ export function simulateChange(root: string, envs: readonly EnvironmentSides[], 
   return { status: 'ran', environments };
 }
 
-type Loaded = { readonly dist: DistObjects } | { readonly why: string };
+type Loaded = { readonly dist: DistObjects; readonly scenarios: readonly Scenario[] } | { readonly why: string };
 
-/** The objects of one side, or why they cannot be simulated (a base without a NodePool, say). */
+/** The objects of one side and their scenarios, or why they cannot be simulated (a base without a NodePool, say). */
 function load(objects: readonly Manifest[], where: string): Loaded {
   try {
-    return { dist: distObjects(objects, where) };
+    const dist = distObjects(objects, where);
+    return { dist, scenarios: reportScenarios(dist) };
   } catch (err) {
     if (err instanceof ConfigError) return { why: err.message };
     throw err;
   }
 }
 
+/** What both sides of an environment share: today's environment file and catalogue, the binary, the runs. */
+interface Shared {
+  readonly root: string;
+  readonly environment: LoadedEnvironment;
+  readonly catalogue: Catalogue;
+  readonly runs: number;
+  readonly binary: () => string;
+  /** Outputs by input (the catalogue left out: one object for both sides) within one scenario. */
+  readonly outputs: Map<string, SimulationOutput>;
+}
+
+function simulateSide(shared: Shared, side: Loaded | undefined, i: number): Side {
+  if (side === undefined) return { status: 'absent' };
+  if ('why' in side) return { status: 'failed', why: side.why };
+  const { root, environment, catalogue, runs, binary, outputs } = shared;
+  let prepared: Prepared;
+  try {
+    prepared = prepare({ root, env: environment.name, pods: side.scenarios[i]!.pods, runs, dist: side.dist, environment, catalogue });
+  } catch (err) {
+    if (err instanceof ConfigError) return { status: 'failed', why: err.message };
+    throw err;
+  }
+  // Identical inputs give the identical plan: run Karpenter once, so a scenario the change
+  // does not touch costs one simulation, not two.
+  const key = JSON.stringify({ ...prepared.input, catalogue: undefined });
+  let output = outputs.get(key);
+  if (output === undefined) {
+    try {
+      output = runSimulation(binary(), prepared.input);
+    } catch (err) {
+      if (err instanceof SimulationError) return { status: 'failed', why: err.message };
+      throw err;
+    }
+    outputs.set(key, output);
+  }
+  return { status: 'ran', pods: describePods(prepared), output };
+}
+
 function simulateEnvironment(root: string, env: EnvironmentSides, runs: number, binary: () => string): EnvironmentSimulation {
   if (env.after === undefined) return { status: 'removed' };
   const catalogue = env.catalogue;
   if (catalogue === undefined || catalogue instanceof Error) return { status: 'not-run', why: `no instance catalogue: ${catalogue?.message ?? 'none was read'}` };
-  const environment = env.after.environment;
   const after = load(env.after.objects, `dist/${env.name}`);
   const before = env.before === undefined ? undefined : load(env.before, env.beforeWhere);
-  const scenariosOf = (side: Loaded | undefined) => (side !== undefined && 'dist' in side ? reportScenarios(side.dist) : undefined);
-  const afterScenarios = scenariosOf(after);
-  const beforeScenarios = scenariosOf(before);
   // Paired by position: reportScenarios gives the same scenarios in the same order for any objects.
-  const titles = (afterScenarios ?? beforeScenarios)?.map((s) => s.title);
-  if (titles === undefined) return { status: 'not-run', why: (after as { why: string }).why };
+  const titles = ('scenarios' in after ? after : before !== undefined && 'scenarios' in before ? before : undefined)?.scenarios.map((s) => s.title);
+  if (titles === undefined) return { status: 'not-run', why: 'why' in after ? after.why : '' };
+  const environment = env.after.environment;
   const scenarios = titles.map((title, i): ScenarioComparison => {
-    const prepareSide = (side: Loaded | undefined, scenario: ReturnType<typeof reportScenarios>[number] | undefined) => {
-      if (side === undefined) return { status: 'absent' } as const;
-      if (!('dist' in side)) return { status: 'failed', why: side.why } as const;
-      try {
-        return { status: 'prepared', prepared: prepare({ root, env: env.name, pods: scenario!.pods, runs, dist: side.dist, environment, catalogue }) } as const;
-      } catch (err) {
-        if (err instanceof ConfigError) return { status: 'failed', why: err.message } as const;
-        throw err;
-      }
-    };
-    const b = prepareSide(before, beforeScenarios?.[i]);
-    const a = prepareSide(after, afterScenarios?.[i]);
-    const outputs = new Map<string, SimulationOutput>();
-    const run = (p: typeof a): Side => {
-      if (p.status !== 'prepared') return p;
-      // Identical inputs (the catalogue is one object for both sides) give the identical
-      // plan: run Karpenter once, and an unchanged scenario costs one simulation, not two.
-      const key = JSON.stringify({ ...p.prepared.input, catalogue: undefined });
-      let output = outputs.get(key);
-      if (output === undefined) {
-        try {
-          output = runSimulation(binary(), p.prepared.input);
-        } catch (err) {
-          if (err instanceof SimulationError) return { status: 'failed', why: err.message };
-          throw err;
-        }
-        outputs.set(key, output);
-      }
-      return { status: 'ran', pods: describePods(p.prepared), output };
-    };
-    return { title, before: run(b), after: run(a) };
+    const shared: Shared = { root, environment, catalogue, runs, binary, outputs: new Map() };
+    return { title, before: simulateSide(shared, before, i), after: simulateSide(shared, after, i) };
   });
   return { status: 'ran', scenarios };
 }
