@@ -47,9 +47,19 @@ function sortInto(out: Sorted, raw: unknown, file: string): void {
   else if (obj.kind === 'Deployment' && obj.apiVersion === 'apps/v1') out.deployments.push(obj);
 }
 
+const byName = (a: KubeObject, b: KubeObject) => {
+  const x = `${a.metadata.name}/${a.metadata.namespace ?? ''}`;
+  const y = `${b.metadata.name}/${b.metadata.namespace ?? ''}`;
+  return x < y ? -1 : x > y ? 1 : 0;
+};
+
+/**
+ * Each kind sorted by name: synth holds objects in chart order, dist/ in file-name order,
+ * and git in path order; the simulation (pod order, say) must not depend on which one it got.
+ */
 function finished(out: Sorted, where: string, hint: string): DistObjects {
   if (out.nodePools.length === 0) throw new ConfigError(where, [{ path: '', message: `must hold at least one karpenter.sh/v1 NodePool, got none${hint}` }]);
-  return { where, ...out };
+  return { where, nodePools: out.nodePools.sort(byName), nodeClasses: out.nodeClasses.sort(byName), deployments: out.deployments.sort(byName) };
 }
 
 /**
