@@ -11,13 +11,17 @@ import { GitError, readDistAt, resolveBase } from './git.js';
 import { reviewEnvironment, type EnvironmentReview } from './compare.js';
 import { renderMarkdown } from './markdown.js';
 import { recoverCommit } from '../config/atomic.js';
+import { ensureBinary } from '../simulate/contract.js';
+import { morePending, simulateChange, simulationWarnings, type SimulationChoice, type SimulationReview } from './simulation.js';
 
-const USAGE = 'Usage: npm run diff [-- --base <git ref>] [--env <name>] [--fail-on drift]';
+const USAGE = 'Usage: npm run diff [-- --base <git ref>] [--env <name>] [--fail-on drift|pending]... [--no-simulate]';
 
 export interface DiffOptions {
   readonly root: string;
   readonly base?: string;
   readonly env?: string;
+  /** What Karpenter would launch before and after; default: simulate, building the binary on first need. */
+  readonly simulate?: SimulationChoice;
 }
 
 export interface DiffResult {
@@ -25,6 +29,7 @@ export interface DiffResult {
   readonly reviews: readonly EnvironmentReview[];
   /** Whether any change replaces nodes (all or some). */
   readonly drift: boolean;
+  readonly simulation: SimulationReview;
 }
 
 /**
@@ -41,12 +46,17 @@ export function runDiff(opts: DiffOptions): DiffResult {
   const synth = deletedHere ? { environments: [] } : synthesize({ root: opts.root, ...(opts.env ? { only: [opts.env] } : {}) });
   const now = new Map(synth.environments.map((e) => [e.environment.name, e]));
   const names = opts.env ? [opts.env] : [...new Set([...now.keys(), ...baseDist.keys()])].sort();
-  const catalogues = new Map<string, Catalogue | undefined>();
+  const catalogues = new Map<string, Catalogue | Error>();
+  const catalogueOf = (name: string) => {
+    const region = now.get(name)?.environment.config.cluster.region;
+    return region === undefined ? undefined : catalogueFor(opts.root, region, catalogues);
+  };
   const reviews = names.map((name) => {
     const after = now.get(name);
     const before = baseDist.get(name);
-    const region = after?.environment.config.cluster.region;
-    const catalogue = region === undefined ? undefined : catalogueFor(opts.root, region, catalogues);
+    const found = catalogueOf(name);
+    // No catalogue for the region: requirement changes are judged on the values they name.
+    const catalogue = found instanceof Error ? undefined : found;
     // The base exists only as manifests: it is analysed with today's environment file
     // (zones, review settings), which is what the pools will meet once merged.
     return reviewEnvironment({
@@ -58,33 +68,88 @@ export function runDiff(opts: DiffOptions): DiffResult {
       ...(catalogue ? { universe: catalogueUniverse(catalogue) } : {}),
     });
   });
-  const markdown = renderMarkdown(reviews, `\`${base.label}\` (${base.commit.slice(0, 12)})`);
+  const simulation = simulateChange(
+    opts.root,
+    // Both sides get today's environment file, so an environment whose manifests do not
+    // change launches the same: simulating it would cost time and show nothing.
+    reviews.filter((r) => r.status !== 'unchanged').map(({ environment: name }) => {
+      const after = now.get(name);
+      return {
+        name,
+        before: baseDist.get(name),
+        beforeWhere: `${base.commit.slice(0, 12)}:dist/${name}`,
+        after: after && { environment: after.environment, objects: after.objects },
+        catalogue: catalogueOf(name),
+      };
+    }),
+    opts.simulate ?? { run: true, binary: () => ensureBinary() },
+  );
+  const markdown = renderMarkdown(reviews, `\`${base.label}\` (${base.commit.slice(0, 12)})`, simulation);
   const drift = reviews.some((r) => r.objects.some((o) => o.effect === 'replaces' || o.effect === 'replaces-some'));
-  return { markdown, reviews, drift };
+  return { markdown, reviews, drift, simulation };
 }
 
-function catalogueFor(root: string, region: string, cache: Map<string, Catalogue | undefined>): Catalogue | undefined {
+function catalogueFor(root: string, region: string, cache: Map<string, Catalogue | Error>): Catalogue | Error {
   if (!cache.has(region)) {
     try {
       cache.set(region, readCatalogue(root, region));
-    } catch {
-      cache.set(region, undefined); // no catalogue for the region: requirement changes are judged on the values they name
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      cache.set(region, err);
     }
   }
-  return cache.get(region);
+  return cache.get(region)!;
 }
 
-async function main(argv: readonly string[]): Promise<number> {
+export interface Io {
+  readonly stdout: (text: string) => void;
+  readonly stderr: (text: string) => void;
+  /** Finds or builds the simulation binary; a test seam for a machine without Go. */
+  readonly ensureBinary: () => string;
+}
+
+const PROCESS_IO: Io = { stdout: (t) => process.stdout.write(t), stderr: (t) => process.stderr.write(t), ensureBinary: () => ensureBinary() };
+
+const FAIL_ON = ['drift', 'pending'] as const;
+
+/**
+ * Exit status: 0 whatever the review says, 1 when a `--fail-on` condition holds. A
+ * simulation that cannot run does not change it (the drift review still posts, saying why
+ * there is no simulation), except under `--fail-on pending`, which cannot then be
+ * answered: 2, as for any simulation that did not run.
+ */
+export async function main(argv: readonly string[], io: Io = PROCESS_IO): Promise<number> {
   const { values } = parseArgs({
     args: [...argv],
-    options: { base: { type: 'string' }, env: { type: 'string' }, 'fail-on': { type: 'string' }, root: { type: 'string' } },
+    options: {
+      base: { type: 'string' },
+      env: { type: 'string' },
+      'fail-on': { type: 'string', multiple: true },
+      'no-simulate': { type: 'boolean' },
+      root: { type: 'string' },
+    },
     strict: true,
   });
-  const failOn = values['fail-on'];
-  if (failOn !== undefined && failOn !== 'drift') throw new UsageError(`--fail-on: must be "drift", got "${failOn}"`);
-  const result = runDiff({ root: resolve(values.root ?? process.cwd()), ...(values.base ? { base: values.base } : {}), ...(values.env ? { env: values.env } : {}) });
-  process.stdout.write(result.markdown);
-  return failOn === 'drift' && result.drift ? 1 : 0;
+  const failOn = values['fail-on'] ?? [];
+  const bad = failOn.find((f) => !(FAIL_ON as readonly string[]).includes(f));
+  if (bad !== undefined) throw new UsageError(`--fail-on: must be one of ${FAIL_ON.map((f) => `"${f}"`).join(', ')}, got "${bad}"`);
+  if (failOn.includes('pending') && values['no-simulate']) throw new UsageError('--fail-on pending needs the simulation: it cannot be combined with --no-simulate');
+  const result = runDiff({
+    root: resolve(values.root ?? process.cwd()),
+    ...(values.base ? { base: values.base } : {}),
+    ...(values.env ? { env: values.env } : {}),
+    simulate: values['no-simulate'] ? { run: false, why: '`--no-simulate`' } : { run: true, binary: io.ensureBinary },
+  });
+  io.stdout(result.markdown);
+  const warnings = simulationWarnings(result.simulation);
+  for (const w of warnings) io.stderr(`warning: ${w}\n`);
+  if (failOn.includes('pending') && warnings.length > 0) {
+    io.stderr(`error: --fail-on pending: cannot tell whether more pods stay pending, ${result.simulation.status === 'ran' ? 'some simulations did not run' : 'the simulation did not run'}\n`);
+    return 2;
+  }
+  const pending = failOn.includes('pending') ? morePending(result.simulation) : [];
+  for (const p of pending) io.stderr(`more pods pending after the change: ${p}\n`);
+  return (failOn.includes('drift') && result.drift) || pending.length > 0 ? 1 : 0;
 }
 
 class UsageError extends Error {}

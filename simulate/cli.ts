@@ -5,17 +5,13 @@ import { commit, recoverCommit } from '../config/atomic.js';
 import { ConfigError } from '../config/errors.js';
 import { count, podSourceFrom, UsageError } from './args.js';
 import { ensureBinary, runSimulation, SimulationError } from './contract.js';
-import { prepare, readDist, type PodSource } from './inputs.js';
+import { prepare, readDist } from './inputs.js';
+import { DEFAULT_RUNS, reportScenarios } from './scenarios.js';
 import { renderReport, renderText } from './render.js';
 
 const USAGE =
   'Usage: npm run simulate -- --env <name> [--workload <name>]... [--replicas N] [--pods N --cpu Q [--memory Q] [--arch amd64|arm64] [--spread zone|hostname]] [--json] [--runs N]\n' +
   '       npm run simulate -- --write    (writes reports/<env>.simulation.md for every environment)';
-
-/** Replicas of inflate in the committed report: enough to need more than one node. */
-export const REPORT_INFLATE_REPLICAS = 10;
-/** Times Schedule runs per simulation; the output says how many runs agreed. */
-export const DEFAULT_RUNS = 5;
 
 /** Every environment with a dist/ tree: both sections of its report. */
 function writeReports(root: string, runs: number, binary: string): string[] {
@@ -26,16 +22,11 @@ function writeReports(root: string, runs: number, binary: string): string[] {
   const written: string[] = [];
   const reports = new Map<string, string>();
   for (const env of envs) {
-    const workloads = readDist(root, env)
-      .deployments.map((d) => d.metadata.name)
-      .filter((n) => n !== 'inflate');
-    const sections: Parameters<typeof renderReport>[1][number][] = [];
-    const simulate = (title: string, pods: PodSource) => {
-      const prepared = prepare({ root, env, pods, runs });
-      sections.push({ title, prepared, output: runSimulation(binary, prepared.input) });
-    };
-    simulate(workloads.length > 0 ? 'Every workload at its replicas, together' : 'Every workload at its replicas (this environment has none)', { kind: 'deployments', names: workloads });
-    simulate(`inflate at ${REPORT_INFLATE_REPLICAS} replicas`, { kind: 'deployments', names: ['inflate'], replicas: REPORT_INFLATE_REPLICAS });
+    const dist = readDist(root, env);
+    const sections = reportScenarios(dist).map(({ title, pods }) => {
+      const prepared = prepare({ root, env, pods, runs, dist });
+      return { title, prepared, output: runSimulation(binary, prepared.input) };
+    });
     reports.set(join('reports', `${env}.simulation.md`), renderReport(env, sections));
   }
   // Only after every environment simulated, and in one transaction under synth's lock

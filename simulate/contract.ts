@@ -74,12 +74,15 @@ export function runSimulation(binary: string, input: SimulationInput): Simulatio
   return parsed.data;
 }
 
+/** The script that builds the binary; `ensureBinary` takes another only as a test seam. */
+export const ENSURE_SCRIPT = join(import.meta.dirname, '..', 'scripts', 'ensure-simulate.sh');
+
 /**
  * Builds the binary once (scripts/ensure-simulate.sh, cached under the user's cache dir)
  * and returns its path. The Go module is this checkout's, whatever --root the inputs come from.
  */
-export function ensureBinary(): string {
-  const res = spawnSync('bash', [join(import.meta.dirname, '..', 'scripts', 'ensure-simulate.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+export function ensureBinary(script = ENSURE_SCRIPT): string {
+  const res = spawnSync('bash', [script], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
   if (res.status !== 0) throw new SimulationError(`scripts/ensure-simulate.sh failed (exit ${res.status ?? res.signal}); Go is needed to build the simulation`);
   const path = res.stdout.trim().split('\n').at(-1);
   if (!path) throw new SimulationError('scripts/ensure-simulate.sh printed no binary path');

@@ -28,9 +28,48 @@ const deploymentSpecSchema = z.looseObject({
 
 /** The objects of dist/<env>/ the simulation reads, exactly as synthesized. */
 export interface DistObjects {
+  /** Where they came from, for errors: `dist/prod`, or the same at a git revision. */
+  readonly where: string;
   readonly nodePools: readonly KubeObject[];
   readonly nodeClasses: readonly KubeObject[];
   readonly deployments: readonly KubeObject[];
+}
+
+type Sorted = { nodePools: KubeObject[]; nodeClasses: KubeObject[]; deployments: KubeObject[] };
+
+/** Checks one object as every Kubernetes object is shaped and files it by kind; other kinds are not simulated. */
+function sortInto(out: Sorted, raw: unknown, file: string): void {
+  const parsed = objectSchema.safeParse(raw);
+  if (!parsed.success) throw new ConfigError(file, issuesFromZod(parsed.error, raw));
+  const obj = parsed.data;
+  if (obj.kind === 'NodePool' && obj.apiVersion === 'karpenter.sh/v1') out.nodePools.push(obj);
+  else if (obj.kind === 'EC2NodeClass' && obj.apiVersion === 'karpenter.k8s.aws/v1') out.nodeClasses.push(obj);
+  else if (obj.kind === 'Deployment' && obj.apiVersion === 'apps/v1') out.deployments.push(obj);
+}
+
+const byName = (a: KubeObject, b: KubeObject) => {
+  const x = `${a.metadata.name}/${a.metadata.namespace ?? ''}`;
+  const y = `${b.metadata.name}/${b.metadata.namespace ?? ''}`;
+  return x < y ? -1 : x > y ? 1 : 0;
+};
+
+/**
+ * Each kind sorted by name: synth holds objects in chart order, dist/ in file-name order,
+ * and git in path order; the simulation (pod order, say) must not depend on which one it got.
+ */
+function finished(out: Sorted, where: string, hint: string): DistObjects {
+  if (out.nodePools.length === 0) throw new ConfigError(where, [{ path: '', message: `must hold at least one karpenter.sh/v1 NodePool, got none${hint}` }]);
+  return { where, nodePools: out.nodePools.sort(byName), nodeClasses: out.nodeClasses.sort(byName), deployments: out.deployments.sort(byName) };
+}
+
+/**
+ * The NodePools, EC2NodeClasses and Deployments among objects already in memory: an
+ * environment synthesized without writing (`npm run diff`), or dist/ at a git revision.
+ */
+export function distObjects(objects: readonly unknown[], where: string): DistObjects {
+  const out: Sorted = { nodePools: [], nodeClasses: [], deployments: [] };
+  for (const o of objects) sortInto(out, o, where);
+  return finished(out, where, '');
 }
 
 /** Reads every `*.yaml` of dist/<env>/ (sorted) and keeps NodePools, EC2NodeClasses and Deployments. */
@@ -42,23 +81,16 @@ export function readDist(root: string, env: string): DistObjects {
   } catch (err) {
     throw new ConfigError(dir, [{ path: '', message: `cannot be read: ${(err as Error).message} (run \`npm run synth\`)` }]);
   }
-  const out = { nodePools: [] as KubeObject[], nodeClasses: [] as KubeObject[], deployments: [] as KubeObject[] };
+  const out: Sorted = { nodePools: [], nodeClasses: [], deployments: [] };
   for (const f of files) {
     const file = join(dir, f);
     for (const [i, doc] of parseAllDocuments(readInputText(join(root, file), file), { uniqueKeys: true }).entries()) {
       if (doc.errors.length > 0) throw new ConfigError(file, [{ path: `document ${i}`, message: `is not valid YAML: ${doc.errors[0]!.message.split('\n')[0]}` }]);
       const raw: unknown = doc.toJS();
-      if (raw === null) continue;
-      const parsed = objectSchema.safeParse(raw);
-      if (!parsed.success) throw new ConfigError(file, issuesFromZod(parsed.error, raw));
-      const obj = parsed.data;
-      if (obj.kind === 'NodePool' && obj.apiVersion === 'karpenter.sh/v1') out.nodePools.push(obj);
-      else if (obj.kind === 'EC2NodeClass' && obj.apiVersion === 'karpenter.k8s.aws/v1') out.nodeClasses.push(obj);
-      else if (obj.kind === 'Deployment' && obj.apiVersion === 'apps/v1') out.deployments.push(obj);
+      if (raw !== null) sortInto(out, raw, file);
     }
   }
-  if (out.nodePools.length === 0) throw new ConfigError(dir, [{ path: '', message: 'must hold at least one karpenter.sh/v1 NodePool, got none (run `npm run synth`)' }]);
-  return out;
+  return finished(out, dir, ' (run `npm run synth`)');
 }
 
 /** Pods to simulate: Deployments of dist/<env>/, or pods made up on the command line. */
@@ -154,16 +186,22 @@ export interface PrepareOptions {
   readonly pods: PodSource;
   /** Times Schedule runs (Karpenter breaks some ties in Go map order). */
   readonly runs: number;
+  /** The objects to simulate, when already in memory; else dist/<env>/ is read from disk. */
+  readonly dist?: DistObjects;
+  /** The environment file, when already loaded; else environments/<env>.yaml is read. */
+  readonly environment?: LoadedEnvironment;
+  /** The region's catalogue, when already read. */
+  readonly catalogue?: Catalogue;
 }
 
 export function prepare(opts: PrepareOptions): Prepared {
   const envFile = join('environments', `${opts.env}.yaml`);
-  const env = loadEnvironment(join(opts.root, envFile), envFile);
-  const dist = readDist(opts.root, opts.env);
-  const catalogue = readCatalogue(opts.root, env.config.cluster.region);
+  const env = opts.environment ?? loadEnvironment(join(opts.root, envFile), envFile);
+  const dist = opts.dist ?? readDist(opts.root, opts.env);
+  const catalogue = opts.catalogue ?? readCatalogue(opts.root, env.config.cluster.region);
   const { zones, source: zonesSource } = zonesFor(env);
   const { daemonSets, source: daemonSetsSource } = daemonSetsFor(env.config);
-  const pods = opts.pods.kind === 'adhoc' ? adhocPods(opts.pods) : podsFromDeployments(dist.deployments, opts.pods, join('dist', opts.env));
+  const pods = opts.pods.kind === 'adhoc' ? adhocPods(opts.pods) : podsFromDeployments(dist.deployments, opts.pods, dist.where);
   return {
     env,
     catalogue,

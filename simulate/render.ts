@@ -5,7 +5,7 @@ import { describeDaemonSets } from './daemonsets.js';
 /** Options shown by name per NodeClaim; the rest are counted. */
 const SHOWN_OPTIONS = 5;
 
-const usd = (n: number) => `$${n.toFixed(4)}`;
+export const usd = (n: number) => `$${n.toFixed(4)}`;
 
 /** Cheapest option's cheapest offering .. most expensive option's dearest offering. */
 export function costRange(nc: PlannedNodeClaim): readonly [number, number] {
@@ -61,7 +61,7 @@ export function assumptions(p: Prepared): string[] {
 export const LIMITS_NOTE =
   'this is one provisioning round: Karpenter charges each NodeClaim it plans its largest option against the NodePool limits, so pods can stay pending here that the next round (counting the nodes actually launched) schedules';
 
-const hitsLimits = (out: SimulationOutput) => out.pending.some((p) => /exceed limits|limits have been exhausted/.test(p.reason));
+export const hitsLimits = (out: SimulationOutput) => out.pending.some((p) => /exceed limits|limits have been exhausted/.test(p.reason));
 
 function runsLine(out: SimulationOutput): string {
   const renamed = [out.zonesRelabelled && 'zones', out.capacityTypesRelabelled && 'spot and on-demand (priced alike, allowed alike)'].filter(Boolean);

@@ -6,6 +6,9 @@ import { runDiff } from '../../diff/cli.js';
 import { REPO } from '../support/repo.js';
 import { gitRepo } from './support.js';
 
+/** The unit project has no simulation binary: these tests judge drift only (test/simulate/diff.test.ts runs the simulation). */
+const NO_SIMULATION = { run: false, why: 'a unit test' } as const;
+
 /** Pairs of configs: a base committed on main, a change on a branch, judged by `runDiff` against real git. */
 let repo: ReturnType<typeof gitRepo> | undefined;
 afterEach(() => {
@@ -15,7 +18,7 @@ afterEach(() => {
 
 const pool = (doc: any, name: string) => doc.nodePools.find((p: any) => p.name === name);
 const review = (env = 'prod') => {
-  const result = runDiff({ root: repo!.root, base: 'main', env });
+  const result = runDiff({ root: repo!.root, base: 'main', env, simulate: NO_SIMULATION });
   return { ...result, objects: result.reviews[0]!.objects };
 };
 
@@ -174,7 +177,7 @@ describe('npm run diff: the base and the command line', () => {
     });
     repo.synthAndCommit('main: tags');
     repo.git('checkout', '-q', 'feature');
-    const result = runDiff({ root: repo.root, env: 'prod' });
+    const result = runDiff({ root: repo.root, env: 'prod', simulate: NO_SIMULATION });
     expect(result.markdown).toMatch(/^## Karpenter review against `merge base of HEAD and main` \([0-9a-f]{12}\)$/m);
     expect(result.reviews[0]!.objects.map((o) => [o.name, o.changes.map((c) => c.path)])).toEqual([['default', ['spec.limits.cpu']]]);
   });
@@ -185,7 +188,7 @@ describe('npm run diff: the base and the command line', () => {
       doc.nodeClasses[0].tags = { team: 'payments' };
     });
     const run = (...args: string[]) =>
-      spawnSync(join(REPO, 'node_modules', '.bin', 'tsx'), [join(REPO, 'diff', 'cli.ts'), '--root', repo!.root, '--base', 'main', '--env', 'prod', ...args], { encoding: 'utf8' });
+      spawnSync(join(REPO, 'node_modules', '.bin', 'tsx'), [join(REPO, 'diff', 'cli.ts'), '--root', repo!.root, '--base', 'main', '--env', 'prod', '--no-simulate', ...args], { encoding: 'utf8' });
     const plain = run();
     const strict = run('--fail-on', 'drift');
     expect([plain.status, strict.status]).toEqual([0, 1]);
@@ -208,16 +211,16 @@ describe('npm run diff: the base and the command line', () => {
     const run = (...args: string[]) => spawnSync(join(REPO, 'node_modules', '.bin', 'tsx'), [join(REPO, 'diff', 'cli.ts'), '--root', repo!.root, ...args], { encoding: 'utf8' });
     const badRef = run('--base', 'no-such-branch');
     expect(badRef.status).toBe(2);
-    expect(badRef.stderr).toBe(`error: --base: must name a commit in ${repo.root}, got "no-such-branch"\nUsage: npm run diff [-- --base <git ref>] [--env <name>] [--fail-on drift]\n`);
+    expect(badRef.stderr).toBe(`error: --base: must name a commit in ${repo.root}, got "no-such-branch"\nUsage: npm run diff [-- --base <git ref>] [--env <name>] [--fail-on drift|pending]... [--no-simulate]\n`);
     const badFail = run('--fail-on', 'everything');
     expect(badFail.status).toBe(2);
-    expect(badFail.stderr.split('\n')[0]).toBe('error: --fail-on: must be "drift", got "everything"');
+    expect(badFail.stderr.split('\n')[0]).toBe('error: --fail-on: must be one of "drift", "pending", got "everything"');
   });
 
   it('GIVEN no change WHEN diffed twice THEN the output is byte-identical and says nothing is replaced', () => {
     repo = gitRepo();
-    const a = runDiff({ root: repo.root, base: 'main' }).markdown;
-    const b = runDiff({ root: repo.root, base: 'main' }).markdown;
+    const a = runDiff({ root: repo.root, base: 'main', simulate: NO_SIMULATION }).markdown;
+    const b = runDiff({ root: repo.root, base: 'main', simulate: NO_SIMULATION }).markdown;
     expect(a).toBe(b);
     expect(a).toContain('**No change replaces nodes.**');
     expect(execFileSync('git', ['-C', repo.root, 'status', '--porcelain'], { encoding: 'utf8' })).toBe('');
@@ -228,7 +231,7 @@ describe('npm run diff: environments added and removed', () => {
   it('GIVEN the change deletes an environment WHEN diffed with --env THEN its pools are deleted and drain', () => {
     repo = gitRepo();
     rmSync(join(repo.root, 'environments', 'dev.yaml'));
-    const result = runDiff({ root: repo.root, base: 'main', env: 'dev' });
+    const result = runDiff({ root: repo.root, base: 'main', env: 'dev', simulate: NO_SIMULATION });
     expect(result.reviews.map((r) => [r.environment, r.status])).toEqual([['dev', 'deleted']]);
     expect(result.reviews[0]!.objects.filter((o) => o.kind === 'NodePool').map((o) => [o.name, o.status, o.effect])).toEqual([['default', 'deleted', 'replaces']]);
     expect(result.markdown).toContain('### dev (environment removed)');

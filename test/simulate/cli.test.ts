@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadEnvironment } from '../../config/environment.js';
 import { podSourceFrom } from '../../simulate/args.js';
-import { prepare, readDist, zonesFor } from '../../simulate/inputs.js';
+import { distObjects, prepare, readDist, zonesFor } from '../../simulate/inputs.js';
+import { synthesize } from '../../charts/synth.js';
 import { REPO, tempRepo } from '../support/repo.js';
 
 function cli(args: string[], root = REPO) {
@@ -44,6 +45,14 @@ describe('inputs', () => {
     expect(dist.nodePools.map((o) => o.metadata.name)).toEqual(['critical', 'default']);
     expect(dist.nodeClasses.map((o) => o.metadata.name)).toEqual(['default']);
     expect(dist.deployments.map((o) => o.metadata.name)).toEqual(['checkout-api', 'inflate']);
+  });
+
+  it('classifies objects already in memory (npm run diff) exactly as it reads dist/<env>/ from disk', () => {
+    const fromDisk = readDist(REPO, 'prod');
+    const synthesized = synthesize({ root: REPO, only: ['prod'] }).environments[0]!.objects;
+    expect(distObjects(synthesized, 'dist/prod')).toEqual(fromDisk);
+    expect(() => distObjects(synthesized.filter((o) => o.kind !== 'NodePool'), 'abc123:dist/prod')).toThrow('abc123:dist/prod: (top level): must hold at least one karpenter.sh/v1 NodePool, got none');
+    expect(() => distObjects([{ kind: 'NodePool', metadata: { name: 'x' } }], 'abc123:dist/prod')).toThrow('abc123:dist/prod: apiVersion:');
   });
 
   it('makes each Deployment its replicas of pods, or --replicas of them', () => {
