@@ -104,9 +104,30 @@ export function chartSpec(a: EnvironmentAnalysis): Spec {
   };
 }
 
-/** The spec as committed beside the SVG: stable key order, one line per point. */
+/**
+ * The spec as committed beside the SVG: stable key order, one line per point (a pull
+ * request's diff then shows the types that came or went, and 300 environments of
+ * a thousand points are not 5,000 lines each).
+ */
 export function chartSpecText(spec: Spec): string {
-  return `${JSON.stringify(spec, null, 1)}\n`;
+  const rows = new Map<string, readonly unknown[]>();
+  const shell = {
+    ...spec,
+    data: spec.data?.map((d, i) => {
+      if (!('values' in d) || !Array.isArray(d.values)) return d;
+      const mark = `@values ${i}@`;
+      rows.set(JSON.stringify(mark), d.values);
+      return { ...d, values: mark };
+    }),
+  };
+  let text = JSON.stringify(shell, null, 1);
+  for (const [mark, values] of rows) {
+    const at = text.indexOf(mark);
+    const indent = ' '.repeat(at - text.lastIndexOf('\n', at) - 1 - '"values": '.length);
+    const list = values.length === 0 ? '[]' : `[\n${values.map((v) => `${indent} ${JSON.stringify(v)}`).join(',\n')}\n${indent}]`;
+    text = text.slice(0, at) + list + text.slice(at + mark.length);
+  }
+  return `${text}\n`;
 }
 
 /** Renders a spec to SVG with Vega in Node, no DOM or canvas ('none' renderer). */

@@ -88,3 +88,19 @@ describe('many NodePools: the analysis and the chart stay bounded by the catalog
     expect((spec.title as { subtitle: string }).subtitle).toContain('; 7 NodePools, each type drawn once');
   });
 });
+
+describe('chartSpecText', () => {
+  it('GIVEN the prod chart WHEN written THEN it parses back to the same spec, and each point is one line', () => {
+    const spec = chartSpec(prod);
+    const text = chartSpecText(spec);
+    expect(JSON.parse(text)).toEqual(JSON.parse(JSON.stringify(spec)));
+    const points = (spec.data![0] as { values: unknown[] }).values;
+    for (const p of points) expect(text).toContain(`\n    ${JSON.stringify(p)}`);
+    expect(text.split('\n').length).toBeLessThan(points.length + 400);
+  });
+
+  it('GIVEN data lists that are empty THEN they are written as []', () => {
+    const text = chartSpecText({ data: [{ name: 'a', values: [] }, { name: 'b', values: [{ x: 1 }] }] });
+    expect(text).toBe('{\n "data": [\n  {\n   "name": "a",\n   "values": []\n  },\n  {\n   "name": "b",\n   "values": [\n    {"x":1}\n   ]\n  }\n ]\n}\n');
+  });
+});
