@@ -14,7 +14,11 @@ const USAGE = 'Usage: npm run analyze [-- --env <name>[,<name>...]] [--json]';
  * an error, as synth would fail.
  */
 async function main(argv: readonly string[]): Promise<number> {
-  const { values } = parseArgs({ args: [...argv], options: { env: { type: 'string', multiple: true }, root: { type: 'string' }, json: { type: 'boolean' } }, strict: true });
+  const { values } = parseArgs({ args: [...argv], options: { env: { type: 'string', multiple: true }, root: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, strict: true });
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
   const root = resolve(values.root ?? process.cwd());
   // synth compares with dist/: finish or undo an interrupted synth first (config/atomic.ts).
   recoverCommit(root, { onRepair: (note) => process.stderr.write(`note: ${note}\n`) });

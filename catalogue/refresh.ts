@@ -205,9 +205,13 @@ const USAGE = 'Usage: npm run catalogue -- --region <region> [--profile P] [--en
 async function main(argv: readonly string[]): Promise<number> {
   const { values } = parseArgs({
     args: [...argv],
-    options: { region: { type: 'string' }, profile: { type: 'string' }, 'endpoint-url': { type: 'string' }, root: { type: 'string' } },
+    options: { region: { type: 'string' }, profile: { type: 'string' }, 'endpoint-url': { type: 'string' }, root: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
     strict: true,
   });
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
   if (!values.region) throw new UsageError('--region: must be given, got nothing');
   if (!catalogueSchema.shape.region.safeParse(values.region).success) throw new UsageError(`--region: must be an AWS region such as us-east-1, got "${values.region}"`);
   const started = Date.now();

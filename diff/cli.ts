@@ -127,9 +127,14 @@ export async function main(argv: readonly string[], io: Io = PROCESS_IO): Promis
       'fail-on': { type: 'string', multiple: true },
       'no-simulate': { type: 'boolean' },
       root: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
     },
     strict: true,
   });
+  if (values.help) {
+    io.stdout(`${USAGE}\n`);
+    return 0;
+  }
   const failOn = values['fail-on'] ?? [];
   const bad = failOn.find((f) => !(FAIL_ON as readonly string[]).includes(f));
   if (bad !== undefined) throw new UsageError(`--fail-on: must be one of ${FAIL_ON.map((f) => `"${f}"`).join(', ')}, got "${bad}"`);

@@ -54,9 +54,14 @@ async function main(argv: readonly string[]): Promise<number> {
       write: { type: 'boolean' },
       runs: { type: 'string' },
       root: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
     },
     strict: true,
   });
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
   const root = resolve(values.root ?? process.cwd());
   // The simulation reads dist/: finish or undo an interrupted synth first (config/atomic.ts).
   recoverCommit(root, { onRepair: (note) => process.stderr.write(`note: ${note}\n`) });
