@@ -33,15 +33,18 @@ interface Cli {
   readonly only: readonly string[];
   /** Redraw every report chart, even where its data did not change (CI does, to prove them fresh). */
   readonly renderCharts: boolean;
+  /** Print the usage and stop, whatever else is given. */
+  readonly help: boolean;
 }
 
 function parseCli(argv: readonly string[]): Cli {
-  let values: { env?: string[]; root?: string; 'render-charts'?: boolean };
+  let values: { env?: string[]; root?: string; 'render-charts'?: boolean; help?: boolean };
   try {
-    ({ values } = parseArgs({ args: [...argv], options: { env: { type: 'string', multiple: true }, root: { type: 'string' }, 'render-charts': { type: 'boolean' } }, strict: true }));
+    ({ values } = parseArgs({ args: [...argv], options: { env: { type: 'string', multiple: true }, root: { type: 'string' }, 'render-charts': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, strict: true }));
   } catch (err) {
     throw new UsageError(`${(err as Error).message}. ${USAGE}`);
   }
+  if (values.help) return { root: process.cwd(), only: [], renderCharts: false, help: true };
   const only = (values.env ?? []).flatMap((raw) => {
     const names = raw.split(',');
     if (names.some((n) => n.trim() === '')) {
@@ -59,7 +62,7 @@ function parseCli(argv: readonly string[]): Cli {
     }
     if (!isDir) throw new UsageError(`--root ${values.root}: not a directory`);
   }
-  return { root, only, renderCharts: values['render-charts'] ?? false };
+  return { root, only, renderCharts: values['render-charts'] ?? false, help: values.help ?? false };
 }
 
 /**
@@ -84,11 +87,11 @@ function outputDirs(root: string, outdir: string | undefined): { dist: string; s
 
 async function main(argv: readonly string[]): Promise<void> {
   const started = process.hrtime.bigint();
-  if (argv.length === 1 && (argv[0] === '--help' || argv[0] === '-h')) {
+  const { root, only, renderCharts, help } = parseCli(argv);
+  if (help) {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
-  const { root, only, renderCharts } = parseCli(argv);
   const out = outputDirs(root, process.env.CDK8S_OUTDIR);
   const lock: Omit<CommitOptions, 'root'> = {
     faultHook: faultHookFromEnv(process.env.KARPENTER_GITOPS_FAULT),
