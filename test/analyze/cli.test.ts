@@ -6,7 +6,7 @@ import { REPO, tempRepo } from '../support/repo.js';
 
 /** Runs an entry point the way npm does, against `root`. */
 function run(entry: string, root: string, ...args: string[]) {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', join(REPO, entry), '--root', root, ...args], { cwd: REPO, encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [join(REPO, 'scripts/run.mjs'), join(REPO, entry), '--root', root, ...args], { cwd: REPO, encoding: 'utf8' });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 

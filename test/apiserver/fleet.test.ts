@@ -22,7 +22,7 @@ describe('fleet mode: every generated ApplicationSet is accepted by the real API
         'environments:\n  dev: {fleet: {}}\n  staging: {fleet: {matchLabels: {tier: staging}}}\n  prod: {fleet: {matchLabels: {region: us-east-1}}}\n',
     );
     repo.editEnvironment('prod', (e) => (e.cluster.identity = 'irsa'));
-    const r = spawnSync(process.execPath, ['--import', 'tsx', join(REPO, 'charts/main.ts'), '--root', repo.root], { cwd: REPO, encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [join(REPO, 'scripts/run.mjs'), join(REPO, 'charts/main.ts'), '--root', repo.root], { cwd: REPO, encoding: 'utf8' });
     if (r.status !== 0) throw new Error(`synth failed: ${r.stderr}`);
     files = readdirSync(join(repo.root, 'argocd'))
       .filter((f) => f.startsWith('ApplicationSet.'))

@@ -48,7 +48,7 @@ describe('catalogue/refresh: building the file', () => {
   });
 
   it('GIVEN no --region or a malformed one WHEN the CLI runs THEN it exits 1 with the usage, before any AWS call', () => {
-    const run = (...args: string[]) => spawnSync(join(REPO, 'node_modules', '.bin', 'tsx'), [join(REPO, 'catalogue', 'refresh.ts'), ...args], { encoding: 'utf8', env: { ...process.env, AWS_EC2_METADATA_DISABLED: 'true' } });
+    const run = (...args: string[]) => spawnSync(process.execPath, [join(REPO, 'scripts/run.mjs'), join(REPO, 'catalogue', 'refresh.ts'), ...args], { encoding: 'utf8', env: { ...process.env, AWS_EC2_METADATA_DISABLED: 'true' } });
     const none = run();
     const bad = run('--region', 'Mars');
     expect([none.status, none.stderr]).toEqual([1, 'error: --region: must be given, got nothing\nUsage: npm run catalogue -- --region <region> [--profile P] [--endpoint-url URL]\n']);

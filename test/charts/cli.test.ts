@@ -82,7 +82,7 @@ describe('npm run synth (CLI)', () => {
 
   it('GIVEN --help THEN the usage on stdout and exit 0', () => {
     repo = tempRepo();
-    const r = spawnSync(process.execPath, ['--import', 'tsx', join(REPO, 'charts/main.ts'), '--help'], { cwd: REPO, encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [join(REPO, 'scripts/run.mjs'), join(REPO, 'charts/main.ts'), '--help'], { cwd: REPO, encoding: 'utf8' });
     expect([r.status, r.stdout, r.stderr]).toEqual([0, 'Usage: npm run synth [-- --env <name>[,<name>...]] [--root <repository>] [--render-charts]\n', '']);
   });
 
@@ -154,8 +154,7 @@ describe('CDK8S_OUTDIR that is not a generated directory is refused before anyth
     repo.editEnvironment('dev', (e) => (e.karpenter.replicas = 2));
     const before = generatedState(repo.root);
     const crds = snapshotTree(join(repo.root, 'crds'));
-    const tsx = pathToFileURL(join(REPO, 'node_modules/tsx/dist/loader.mjs')).href;
-    const r = spawnSync(process.execPath, ['--import', tsx, join(REPO, 'charts/main.ts')], { cwd: repo.root, encoding: 'utf8', env: { ...process.env, CDK8S_OUTDIR: outdir } });
+    const r = spawnSync(process.execPath, [join(REPO, 'scripts/run.mjs'), join(REPO, 'charts/main.ts')], { cwd: repo.root, encoding: 'utf8', env: { ...process.env, CDK8S_OUTDIR: outdir } });
     expect(r.stderr).toBe(
       `error: CDK8S_OUTDIR=${outdir} is ${what}; synth writes only dist/ (or .cdk8s.out/, the scratch directory cdk8s.yaml gives cdk8s synth), so it refuses before touching anything\n`,
     );

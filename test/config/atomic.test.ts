@@ -81,7 +81,7 @@ function planFor(root: string) {
 }
 
 function child(mode: 'commit' | 'recover', root: string, fault?: string) {
-  const args = ['--import', 'tsx', join(REPO, 'test/support/atomic-child.ts'), mode, root, ...(mode === 'commit' ? [JSON.stringify(PLAN)] : [])];
+  const args = [join(REPO, 'scripts/run.mjs'), join(REPO, 'test/support/atomic-child.ts'), mode, root, ...(mode === 'commit' ? [JSON.stringify(PLAN)] : [])];
   return spawnSync(process.execPath, args, { cwd: REPO, encoding: 'utf8', env: { ...process.env, KARPENTER_GITOPS_FAULT: fault ?? '' } });
 }
 
@@ -338,14 +338,14 @@ describe('the write lock', () => {
     const root = repoWith(OLD);
     const go = join(root, '..', `${root.split('/').pop()}-go`);
     roots.push(go, `${go}.ready`);
-    const first = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'test/support/atomic-child.ts'), 'commit', root, JSON.stringify(PLAN)], {
+    const first = spawn(process.execPath, [join(REPO, 'scripts/run.mjs'), join(REPO, 'test/support/atomic-child.ts'), 'commit', root, JSON.stringify(PLAN)], {
       cwd: REPO,
       env: { ...process.env, KARPENTER_GITOPS_FAULT: `pause:${go}@${STEPS.indexOf('installed dist/') + 1}` },
     });
     const firstDone = new Promise<number | null>((ok) => first.on('close', ok));
     while (!existsSync(`${go}.ready`)) await new Promise((r) => setTimeout(r, 20));
     // The first holds the lock with dist/ new and argocd/ old: the second must not see or touch that.
-    const second = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'test/support/atomic-child.ts'), 'commit', root, JSON.stringify(PLAN)], { cwd: REPO });
+    const second = spawn(process.execPath, [join(REPO, 'scripts/run.mjs'), join(REPO, 'test/support/atomic-child.ts'), 'commit', root, JSON.stringify(PLAN)], { cwd: REPO });
     let secondErr = '';
     second.stderr.on('data', (d) => (secondErr += d));
     const secondDone = new Promise<number | null>((ok) => second.on('close', ok));

@@ -13,7 +13,7 @@ import { synthesize } from '../../charts/synth.js';
 import { REPO, tempRepo } from '../support/repo.js';
 
 function cli(args: string[], root = REPO) {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', join(REPO, 'simulate/cli.ts'), '--root', root, ...args], { cwd: REPO, encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [join(REPO, 'scripts/run.mjs'), join(REPO, 'simulate/cli.ts'), '--root', root, ...args], { cwd: REPO, encoding: 'utf8' });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 

@@ -65,7 +65,7 @@ export function checkout() {
 
 /** The real entry point of `npm run synth`, as a user runs it. */
 export function synthCli(root: string, args: readonly string[] = [], env: NodeJS.ProcessEnv = {}): SpawnSyncReturns<string> {
-  return spawnSync(process.execPath, ['--import', 'tsx', join(REPO, 'charts/main.ts'), '--root', root, ...args], {
+  return spawnSync(process.execPath, [join(REPO, 'scripts/run.mjs'), join(REPO, 'charts/main.ts'), '--root', root, ...args], {
     cwd: REPO,
     encoding: 'utf8',
     env: { ...process.env, ...env },
@@ -74,7 +74,7 @@ export function synthCli(root: string, args: readonly string[] = [], env: NodeJS
 
 /** The same, started in the background; resolves when it exits. */
 export function synthCliAsync(root: string, env: NodeJS.ProcessEnv = {}) {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'charts/main.ts'), '--root', root], { cwd: REPO, env: { ...process.env, ...env } });
+  const child = spawn(process.execPath, [join(REPO, 'scripts/run.mjs'), join(REPO, 'charts/main.ts'), '--root', root], { cwd: REPO, env: { ...process.env, ...env } });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));

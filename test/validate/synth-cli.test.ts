@@ -27,7 +27,7 @@ describe('npm run synth with a manifest the CRD rejects', () => {
     cpSync(join(ROOT, 'dist', 'dev'), join(dir, 'dist', 'dev'), { recursive: true });
     const before = readdirSync(join(dir, 'dist', 'dev')).map((f) => readFileSync(join(dir!, 'dist', 'dev', f), 'utf8'));
 
-    const result = await run(process.execPath, ['--import', 'tsx', join(ROOT, 'charts', 'main.ts'), '--root', dir, '--env', 'dev'], { cwd: ROOT }).then(
+    const result = await run(process.execPath, [join(ROOT, 'scripts/run.mjs'), join(ROOT, 'charts', 'main.ts'), '--root', dir, '--env', 'dev'], { cwd: ROOT }).then(
       () => ({ code: 0, stderr: '' }),
       (err: { code: number; stderr: string }) => err,
     );
@@ -43,7 +43,7 @@ describe('npm run synth with a manifest the CRD rejects', () => {
 
 /** The real command on a throwaway copy of the repository. */
 async function synth(root: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  return run(process.execPath, ['--import', 'tsx', join(ROOT, 'charts', 'main.ts'), '--root', root], { cwd: ROOT }).then(
+  return run(process.execPath, [join(ROOT, 'scripts/run.mjs'), join(ROOT, 'charts', 'main.ts'), '--root', root], { cwd: ROOT }).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
     (err: { code: number; stdout: string; stderr: string }) => err,
   );
