@@ -2,11 +2,11 @@ import type { Catalogue } from '../catalogue/catalogue.js';
 import type { LoadedEnvironment } from '../config/environment.js';
 import { DEFAULT_AMI_ALIAS } from '../config/defaults.js';
 import { daemonSetsFor } from '../config/daemonset-overhead.js';
+import { allows, conflicts, firstConflict, requirementsOf, type NodeSelectorRequirement, type Requirement } from '../config/node-requirements.js';
 import type { Manifest } from '../charts/render.js';
 import { INFLATE } from '../charts/inflate.js';
 import { allocatableUnder, describesTypes, isPreviousGeneration, parseCatalogue, typeRequirement, variantOf, type CatalogueType, type NodeClassView } from './instance-types.js';
 import { GiB, formatMemory, parseQuantity } from './quantity.js';
-import { add, allows, conflicts, firstConflict, newRequirement, requirementsOf, type NodeSelectorRequirement, type Requirement } from './requirements.js';
 
 /**
  * `npm run analyze` and `reports/<env>.md`: what each NodePool of an environment admits
@@ -312,10 +312,7 @@ function describeRaw(r: NodeSelectorRequirement): string {
 
 /** `NewNodeClaimTemplate`: the pool's requirements, its template labels (In [value]) and karpenter.sh/nodepool. */
 function poolRequirements(name: string, spec: NodePoolSpec): Map<string, Requirement> {
-  const reqs = requirementsOf(spec.template.spec.requirements ?? []);
-  const labels = { ...spec.template.metadata?.labels, 'karpenter.sh/nodepool': name };
-  for (const [key, value] of Object.entries(labels)) add(reqs, newRequirement({ key, operator: 'In', values: [value] }));
-  return reqs;
+  return requirementsOf(spec.template.spec.requirements ?? [], { ...spec.template.metadata?.labels, 'karpenter.sh/nodepool': name });
 }
 
 const minVcpu = (types: readonly AdmittedType[], size: string) => Math.min(...types.filter((t) => t.size === size).map((t) => t.vcpu));

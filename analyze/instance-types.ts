@@ -1,7 +1,7 @@
 import type { Catalogue } from '../catalogue/catalogue.js';
 import { KARPENTER_AWS_WELL_KNOWN_LABELS } from '../config/karpenter-schema.js';
 import { GiB, MiB, parseQuantity } from './quantity.js';
-import { labelRequirement, type Requirement } from './requirements.js';
+import { labelRequirement, type Requirement } from '../config/node-requirements.js';
 
 /**
  * The catalogue's instance types as Karpenter's scheduler sees them: each with the

@@ -6,6 +6,8 @@
  * Pure functions over plain data; the zod schemas turn their answers into issues.
  */
 
+import { intersection, type Requirement, type RequirementInput } from './node-requirements.js';
+
 /**
  * Values Karpenter knows for a key; an `In` that lists none of them is refused.
  * core pkg/apis/v1/labels.go WellKnownValuesForRequirements (capacity-type) and the AWS
@@ -27,12 +29,7 @@ export const OFFERED_VALUES: Readonly<Record<string, readonly string[]>> = {
   'kubernetes.io/arch': ['amd64', 'arm64'],
 };
 
-export interface RequirementLike {
-  readonly key: string;
-  readonly operator: string;
-  readonly values?: readonly string[];
-  readonly minValues?: number;
-}
+export type RequirementLike = RequirementInput;
 
 /** Why an `In` requirement's values cannot work for a key with known values, if they cannot. */
 export function knownValuesProblem(req: RequirementLike): string | undefined {
@@ -55,58 +52,33 @@ export function knownValuesProblem(req: RequirementLike): string | undefined {
 }
 
 /**
- * A requirement as Karpenter holds it (core pkg/scheduling/requirement.go Requirement):
- * a set of values or its complement, with integer bounds.
+ * `NewRequirement` as the schema's own refinements need it: the values here are not
+ * validated yet (a bad bound is refused with its own message), so a bound reads with
+ * Number(): one that is not a number is NaN, which no value satisfies and no other bound
+ * crosses, and adds no second, misleading error. Validated requirements go through
+ * node-requirements.ts toRequirement, which reads bounds as Go's Atoi does.
  */
-interface Req {
-  readonly complement: boolean;
-  readonly values: ReadonlySet<string>;
-  readonly gte?: number;
-  readonly lte?: number;
-}
-
-function toReq(r: RequirementLike): Req {
+function toReq(r: RequirementLike): Requirement {
   const n = Number(r.values?.[0]);
+  const req = (complement: boolean, values: readonly string[] = [], bounds: { gte?: number; lte?: number } = {}): Requirement => ({ key: r.key, complement, values: new Set(values), ...bounds });
   switch (r.operator) {
     case 'In':
-      return { complement: false, values: new Set(r.values) };
+      return req(false, r.values);
     case 'NotIn':
-      return { complement: true, values: new Set(r.values) };
+      return req(true, r.values);
     case 'Exists':
-      return { complement: true, values: new Set() };
+      return req(true);
     case 'Gt':
-      return { complement: true, values: new Set(), gte: n + 1 };
+      return req(true, [], { gte: n + 1 });
     case 'Gte':
-      return { complement: true, values: new Set(), gte: n };
+      return req(true, [], { gte: n });
     case 'Lt':
-      return { complement: true, values: new Set(), lte: n - 1 };
+      return req(true, [], { lte: n - 1 });
     case 'Lte':
-      return { complement: true, values: new Set(), lte: n };
+      return req(true, [], { lte: n });
     default: // DoesNotExist
-      return { complement: false, values: new Set() };
+      return req(false);
   }
-}
-
-const within = (v: string, gte?: number, lte?: number) => {
-  if (gte === undefined && lte === undefined) return true;
-  if (!/^-?[0-9]+$/.test(v)) return false;
-  const n = Number(v);
-  return (gte === undefined || n >= gte) && (lte === undefined || n <= lte);
-};
-
-/** Requirement.Intersection, core pkg/scheduling/requirement.go. */
-function intersect(a: Req, b: Req): Req {
-  const gte = a.gte === undefined ? b.gte : b.gte === undefined ? a.gte : Math.max(a.gte, b.gte);
-  const lte = a.lte === undefined ? b.lte : b.lte === undefined ? a.lte : Math.min(a.lte, b.lte);
-  if (gte !== undefined && lte !== undefined && gte > lte) return { complement: false, values: new Set() };
-  let values: Set<string>;
-  if (a.complement && b.complement) values = new Set([...a.values, ...b.values]);
-  else if (a.complement) values = new Set([...b.values].filter((v) => !a.values.has(v)));
-  else if (b.complement) values = new Set([...a.values].filter((v) => !b.values.has(v)));
-  else values = new Set([...a.values].filter((v) => b.values.has(v)));
-  for (const v of values) if (!within(v, gte, lte)) values.delete(v);
-  const complement = a.complement && b.complement;
-  return complement ? { complement, values, gte, lte } : { complement, values };
 }
 
 /**
@@ -126,7 +98,7 @@ export function emptyIntersections(requirements: readonly RequirementLike[], lab
     // An In without values is refused on its own; DoesNotExist alone asks for an absent label.
     if (own.some((e) => e.req.operator === 'In' && (e.req.values ?? []).length === 0)) continue;
     if (own.every((e) => e.req.operator === 'DoesNotExist')) continue;
-    const result = own.map((e) => toReq(e.req)).reduce(intersect);
+    const result = own.map((e) => toReq(e.req)).reduce(intersection);
     if (!result.complement && result.values.size === 0) out.push({ key, entries: own.map((e) => e.text) });
   }
   return out;

@@ -8,18 +8,15 @@
  * nodes whose label values fell out. `minValues` is not part of compatibility, so it never drifts.
  */
 
-import { NORMALIZED_LABELS, atoi } from '../analyze/requirements.js';
+import { NORMALIZED_LABELS, atoi, type RequirementInput } from '../config/node-requirements.js';
 
-export interface Requirement {
-  readonly key: string;
-  readonly operator: string;
-  readonly values?: readonly string[];
-  readonly minValues?: number;
-}
+/**
+ * Drift compares requirements as written, entry by entry (an entry's own operator and
+ * values are what a reviewer reads), so this is the input shape, not the intersected set.
+ */
+export type Requirement = RequirementInput;
 
 export const normalizeKey = (key: string): string => NORMALIZED_LABELS[key] ?? key;
-
-
 
 /** Whether a node whose label `key` is `value` (undefined: no such label) satisfies one requirement. */
 export function admits(req: Requirement, value: string | undefined): boolean {

@@ -18,6 +18,8 @@ kube_mod="${repo_root}/test/apiserver/go/kube"
 etcd_mod="${repo_root}/test/apiserver/go/etcd"
 
 log() { echo "ensure-kube: $*" >&2; }
+# shellcheck source=scripts/lib.sh
+source "${repo_root}/scripts/lib.sh"
 
 # Versions come from the pinned go.mod files, so bumping a pin rebuilds.
 mod_version() { # <go.mod> <module path>
@@ -30,7 +32,6 @@ if [[ -z "${k8s_version}" || -z "${etcd_version}" ]]; then
   exit 1
 fi
 
-cache_root="${XDG_CACHE_HOME:-$HOME/.cache}/karpenter-gitops"
 dest="${cache_root}/kube/${k8s_version}-${etcd_version}"
 bin_dir="${dest}/bin"
 
@@ -38,41 +39,9 @@ have_all() {
   [[ -x "${bin_dir}/kube-apiserver" && -x "${bin_dir}/kubectl" && -x "${bin_dir}/etcd" ]]
 }
 
-if have_all; then
-  echo "${bin_dir}"
-  exit 0
-fi
-
-mkdir -p "${cache_root}/kube"
-exec 9>"${cache_root}/kube/.lock"
-if ! flock -n 9; then
-  log "another build holds ${cache_root}/kube/.lock; waiting"
-  flock 9
-fi
-# Someone else may have finished the build while we waited.
-if have_all; then
-  echo "${bin_dir}"
-  exit 0
-fi
-
-go_bin="$(command -v go || true)"
-if [[ -z "${go_bin}" && -x /usr/local/go/bin/go ]]; then
-  go_bin=/usr/local/go/bin/go
-fi
-if [[ -z "${go_bin}" ]]; then
-  log "Go is required to build kube-apiserver/etcd (not on PATH, not in /usr/local/go/bin)"
-  exit 1
-fi
-
-export GOMODCACHE="${cache_root}/go/mod"
-export GOCACHE="${cache_root}/go/build"
-export CGO_ENABLED=0
-export GOFLAGS=-mod=mod
-export GOWORK=off
-mkdir -p "${GOMODCACHE}" "${GOCACHE}"
-
-tmp="$(mktemp -d "${cache_root}/kube/.build.XXXXXX")"
-trap 'rm -rf "${tmp}"' EXIT
+reuse_or_lock "${cache_root}/kube" "${bin_dir}" have_all
+go_env kube-apiserver/etcd -mod=mod
+build_dir "${cache_root}/kube"
 mkdir -p "${tmp}/bin"
 
 minor="${k8s_version#v1.}"
@@ -97,9 +66,6 @@ for b in kube-apiserver kubectl etcd; do
 done
 printf 'kubernetes %s\netcd %s\ngo %s\n' "${k8s_version}" "${etcd_version}" "$("${go_bin}" env GOVERSION)" >"${tmp}/VERSIONS"
 
-# Atomic install: a stale partial dest (no complete bin/) is replaced.
-rm -rf "${dest}"
-mv "${tmp}" "${dest}"
-trap - EXIT
+install_build "${dest}"
 log "built in $((SECONDS - start))s into ${bin_dir}"
 echo "${bin_dir}"

@@ -9,8 +9,8 @@
 # to the pins or the code builds a new binary and an unchanged tree reuses the old one.
 #
 # Idempotent, safe to run concurrently (flock), atomic (builds into a temp dir, then
-# renames it into place). Go's module and build caches are the ones ensure-kube.sh uses:
-#   ${XDG_CACHE_HOME:-$HOME/.cache}/karpenter-gitops/go/{mod,build}
+# renames it into place): scripts/lib.sh, shared with ensure-kube.sh, which also sets up
+# Go's module and build caches in ${XDG_CACHE_HOME:-$HOME/.cache}/karpenter-gitops/go/{mod,build}
 # Cold: about 2.5 minutes and 1 GB of memory on 2 idle cores; warm: milliseconds.
 set -euo pipefail
 
@@ -18,6 +18,8 @@ repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 mod="${repo_root}/simulate"
 
 log() { echo "ensure-simulate: $*" >&2; }
+# shellcheck source=scripts/lib.sh
+source "${repo_root}/scripts/lib.sh"
 
 hash="$(
   cd "${mod}"
@@ -25,45 +27,13 @@ hash="$(
     while read -r f; do printf '%s\n' "${f}"; cat -- "${f}"; done | sha256sum | cut -c1-16
 )"
 
-cache_root="${XDG_CACHE_HOME:-$HOME/.cache}/karpenter-gitops"
 dest="${cache_root}/simulate/${hash}"
 bin="${dest}/simulate"
 
-if [[ -x "${bin}" ]]; then
-  echo "${bin}"
-  exit 0
-fi
-
-mkdir -p "${cache_root}/simulate"
-exec 9>"${cache_root}/simulate/.lock"
-if ! flock -n 9; then
-  log "another build holds ${cache_root}/simulate/.lock; waiting"
-  flock 9
-fi
-if [[ -x "${bin}" ]]; then
-  echo "${bin}"
-  exit 0
-fi
-
-go_bin="$(command -v go || true)"
-if [[ -z "${go_bin}" && -x /usr/local/go/bin/go ]]; then
-  go_bin=/usr/local/go/bin/go
-fi
-if [[ -z "${go_bin}" ]]; then
-  log "Go is required to build the simulation (not on PATH, not in /usr/local/go/bin)"
-  exit 1
-fi
-
-export GOMODCACHE="${cache_root}/go/mod"
-export GOCACHE="${cache_root}/go/build"
-export CGO_ENABLED=0
+reuse_or_lock "${cache_root}/simulate" "${bin}" test -x "${bin}"
 # -mod=readonly: the committed go.sum is the pin; a build never rewrites it.
-export GOFLAGS=-mod=readonly
-export GOWORK=off
-mkdir -p "${GOMODCACHE}" "${GOCACHE}"
-
-tmp="$(mktemp -d "${cache_root}/simulate/.build.XXXXXX")"
-trap 'rm -rf "${tmp}"' EXIT
+go_env "the simulation" -mod=readonly
+build_dir "${cache_root}/simulate"
 
 start=$SECONDS
 log "building the simulation with $("${go_bin}" version) (a few minutes when cold)"
@@ -73,9 +43,6 @@ log "building the simulation with $("${go_bin}" version) (a few minutes when col
 ) >&2
 [[ -x "${tmp}/simulate" ]] || { log "build did not produce simulate"; exit 1; }
 
-# Atomic install: a stale partial dest is replaced.
-rm -rf "${dest}"
-mv "${tmp}" "${dest}"
-trap - EXIT
+install_build "${dest}"
 log "built in $((SECONDS - start))s into ${dest}"
 echo "${bin}"

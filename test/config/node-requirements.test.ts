@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeRequirement, hasIntersection, incompatibility, intersection, requirementsOf, toRequirement } from '../../config/node-requirements.js';
+import { atoi, describeRequirement, firstConflict, hasIntersection, incompatibility, intersection, requirementsOf, toRequirement } from '../../config/node-requirements.js';
 
 /**
  * Cases from sigs.k8s.io/karpenter v1.13.0 pkg/scheduling/requirement_test.go and
@@ -44,6 +44,37 @@ describe('Karpenter requirement semantics', () => {
       { key: 'gen', operator: 'Lte', values: ['8'] },
     ]);
     expect(describeRequirement(reqs.get('gen')!)).toBe('gen Exists >=2 <=8');
+  });
+
+  it('Gt MaxInt matches nothing; an unknown operator reads as Exists (NewRequirementWithFlexibility)', () => {
+    expect(describeRequirement(r('Gt', '9223372036854775807'))).toBe('k DoesNotExist');
+    expect(describeRequirement(r('Bogus', 'a'))).toBe('k Exists');
+  });
+
+  it('bounds read as Go\'s strconv.Atoi reads them: a sign and digits, nothing else', () => {
+    expect([atoi('+5'), atoi('-5'), atoi('007')]).toEqual([5, -5, 7]);
+    expect([atoi(' 5'), atoi('1.0'), atoi('0x1'), atoi('')]).toEqual([undefined, undefined, undefined, undefined]);
+  });
+
+  it('intersection keeps the larger minValues (requirement_test.go "with minValues"); messages leave it out', () => {
+    // GIVEN In [A B] with minValues 2 and NotIn [A] with minValues 1
+    const inAB = toRequirement({ key: 'k', operator: 'In', values: ['A', 'B'], minValues: 2 });
+    const notInA = toRequirement({ key: 'k', operator: 'NotIn', values: ['A'], minValues: 1 });
+    // WHEN they intersect THEN B remains, with minValues 2, and the message reads as without it
+    const both = intersection(notInA, inAB);
+    expect(both.minValues).toBe(2);
+    expect(intersection(inAB, notInA).minValues).toBe(2);
+    expect(describeRequirement(both)).toBe('k In [B]');
+    expect(intersection(inAB, r('Gt', '1')).minValues).toBe(2);
+  });
+
+  it('Requirements.Intersects: the first shared key with no common value; one-sided keys and two negatives pass', () => {
+    const type = requirementsOf([], { arch: 'arm64', zone: 'a' });
+    expect(firstConflict(type, requirementsOf([{ key: 'arch', operator: 'In', values: ['amd64'] }]))).toBe('arch');
+    expect(firstConflict(type, requirementsOf([{ key: 'gpu', operator: 'In', values: ['a100'] }]))).toBeUndefined();
+    const lacksGpu = requirementsOf([{ key: 'gpu', operator: 'DoesNotExist' }]);
+    expect(firstConflict(lacksGpu, requirementsOf([{ key: 'gpu', operator: 'NotIn', values: ['a100'] }]))).toBeUndefined();
+    expect(firstConflict(lacksGpu, requirementsOf([{ key: 'gpu', operator: 'Exists' }]))).toBe('gpu');
   });
 
   describe('Compatible(pod, AllowUndefinedWellKnownLabels)', () => {
