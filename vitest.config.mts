@@ -18,6 +18,9 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'unit',
+          // Most unit files spawn the real CLI and wait on it: two workers keep both cores busy
+          // (the default on 2 cores is one).
+          maxWorkers: 2,
           include: ['test/config/**/*.test.ts', 'test/charts/**/*.test.ts', 'test/analyze/**/*.test.ts', 'test/diff/**/*.test.ts', 'test/catalogue/**/*.test.ts', 'test/validate/**/*.test.ts', 'test/infra/**/*.test.ts', 'test/scripts/**/*.test.ts'],
           exclude: ['**/*.apiserver.test.ts', 'test/infra/moto.test.ts', 'test/catalogue/moto.test.ts'],
         },
