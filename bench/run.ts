@@ -8,7 +8,7 @@
  * Nothing here asserts a target: it reports them.
  */
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -45,17 +45,11 @@ function inputsCopy(): string {
   return root;
 }
 
-/** The bundle the launcher runs for charts/main.ts (built by an earlier row). */
+/** The bundle the launcher runs for charts/main.ts in this checkout (the cache is shared by every checkout that links node_modules). */
 function synthBundle(): string {
-  const cache = join(ROOT, 'node_modules/.cache/karpenter-gitops/run');
-  const fresh = readdirSync(cache)
-    .filter((n) => /^[0-9a-f]{16}-[0-9a-f]{24}$/.test(n) && existsSync(join(cache, n, 'meta.json')))
-    .map((n) => ({ n, meta: JSON.parse(readFileSync(join(cache, n, 'meta.json'), 'utf8')) as { inputs: Record<string, unknown> } }))
-    .filter(({ meta }) => 'charts/main.ts' in meta.inputs);
-  const index = readdirSync(cache).filter((n) => n.endsWith('.json')).map((n) => JSON.parse(readFileSync(join(cache, n), 'utf8')) as { key: string });
-  const current = fresh.find(({ n }) => index.some((i) => n.endsWith(`-${i.key}`)));
-  if (!current) throw new Error(`no bundle of charts/main.ts in ${cache}: run npm run synth first`);
-  return join(cache, current.n, 'main.js');
+  const where = execFileSync(process.execPath, [join(ROOT, 'scripts/run.mjs'), join(ROOT, 'charts/main.ts')], { encoding: 'utf8', env: { ...process.env, KARPENTER_GITOPS_RUN_WHERE: '1' } }).trim();
+  if (!where.endsWith('main.js')) throw new Error(`scripts/run.mjs gave no bundle for charts/main.ts: ${where}`);
+  return where;
 }
 
 function machine(): string {

@@ -248,7 +248,10 @@ try {
   }
   debug(`fallback to tsx (${err.message.split('\n')[0]})`);
 }
-if (main) {
+if (main && process.env.KARPENTER_GITOPS_RUN_WHERE) {
+  // For npm run bench: the bundle this checkout runs for the entry, built if need be; not run.
+  process.stdout.write(`${main}\n`);
+} else if (main) {
   await import(pathToFileURL(main).href);
 } else {
   const { register } = await import('tsx/esm/api');

@@ -92,6 +92,15 @@ describe('scripts/run.mjs', () => {
     expect(p.bundles()).toHaveLength(1);
   });
 
+  it('KARPENTER_GITOPS_RUN_WHERE prints the bundle this checkout runs, building it, without running the entry', () => {
+    p = project();
+    const where = p.run([], { KARPENTER_GITOPS_RUN_WHERE: '1' });
+    expect(where.code).toBe(0);
+    expect(where.stdout).toBe(`${join(p.cache, p.bundles()[0]!, 'main.js')}\n`);
+    expect(p.bundles()).toHaveLength(1);
+    expect(output(p.run()).value).toBe('one'); // the next run hits that bundle
+  });
+
   it('a source edit rebuilds, even one that keeps the size and the mtime', () => {
     // GIVEN a built project
     p = project();
