@@ -21,6 +21,9 @@ export default defineConfig({
           // Most unit files spawn the real CLI and wait on it: two workers keep both cores busy
           // (the default on 2 cores is one).
           maxWorkers: 2,
+          // No module state is shared on purpose (caches are pure memos), so each worker loads the
+          // program once rather than once per file.
+          isolate: false,
           include: ['test/config/**/*.test.ts', 'test/charts/**/*.test.ts', 'test/analyze/**/*.test.ts', 'test/diff/**/*.test.ts', 'test/catalogue/**/*.test.ts', 'test/validate/**/*.test.ts', 'test/infra/**/*.test.ts', 'test/scripts/**/*.test.ts'],
           exclude: ['**/*.apiserver.test.ts', 'test/infra/moto.test.ts', 'test/catalogue/moto.test.ts'],
         },

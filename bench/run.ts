@@ -114,7 +114,8 @@ try {
       process.stderr.write(`bench: npm run ${name} -- ${args.join(' ')}\n`);
       // --root keeps a command that ignores the argument from writing into this checkout.
       const stats = repeat(npm(['run', name, '--', ...args, ...(name === 'synth' ? root : [])]), RUNS.fast, { expect: 'any' });
-      const said = (stats.last.stdout.trim() || stats.last.stderr.trim()).split('\n').find((l) => !l.startsWith('>') && l.trim() !== '') ?? '';
+      // npm prints its `> script` banner on stdout: the command's first line is the first other line of either stream.
+      const said = `${stats.last.stdout}\n${stats.last.stderr}`.split('\n').find((l) => !l.startsWith('>') && l.trim() !== '') ?? '';
       answers.push([`\`npm run ${name} -- ${args.join(' ')}\``, String(stats.last.code), seconds(stats.wallMs), seconds(stats.cpuMs), ratio(stats.wallMs, floor.wallMs), said.slice(0, 70)]);
     }
   }

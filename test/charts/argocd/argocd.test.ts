@@ -381,7 +381,7 @@ describe('argocd/: fleets (ApplicationSets)', () => {
 });
 
 describe('npm run synth with argocd/', () => {
-  const run = (root: string) => spawnSync(process.execPath, [join(REPO, 'node_modules/tsx/dist/cli.mjs'), join(REPO, 'charts/main.ts'), '--root', root], { encoding: 'utf8' });
+  const run = (root: string) => spawnSync(process.execPath, [join(REPO, 'scripts/run.mjs'), join(REPO, 'charts/main.ts'), '--root', root], { encoding: 'utf8' });
 
   it('GIVEN a bad gitops.yaml WHEN synthesizing THEN it exits 1 with the message and writes neither dist/ nor argocd/', () => {
     scratch = copyRepo();
