@@ -127,13 +127,13 @@ export function fastYaml(value: unknown): string | undefined {
 
 const isMap = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype;
 
-/** One-line strings the `yaml` package writes plain (when not ambiguous): no indicator first, no `: `, ` #` or trailing colon. */
+/** Printable ASCII without a double quote or a backslash: its double-quoted YAML is its JSON. */
 const PRINTABLE = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+/** Strings the `yaml` package writes plain when not ambiguous: no indicator first (and, below, no `: `, ` #` or trailing blank or colon). */
 const SIMPLE = /^[A-Za-z0-9_./$(][A-Za-z0-9 _./:=@+,$%*'"()<>;~^!?&|#[\]{}\\-]*$/;
 
 function scalar(v: unknown): string | undefined {
   if (typeof v === 'string') {
-    // Printable ASCII without `"` or `\`: its double-quoted YAML is its JSON.
     if (v.length > 1000 || !PRINTABLE.test(v)) return undefined;
     if (plainScalarIsAmbiguous(v)) return JSON.stringify(v); // toYaml double-quotes these (`"-1"`, `"0o17"`)
     return SIMPLE.test(v) && !v.endsWith(' ') && !v.endsWith(':') && !v.includes(': ') && !v.includes(' #') ? v : undefined;
