@@ -21,6 +21,8 @@ export default defineConfig({
           // Most unit files spawn the real CLI and wait on it: two workers keep both cores busy
           // (the default on 2 cores is one).
           maxWorkers: 2,
+          // A project with its own maxWorkers runs as its own group (vitest): after the others.
+          sequence: { groupOrder: 1 },
           // No module state is shared on purpose (caches are pure memos), so each worker loads the
           // program once rather than once per file.
           isolate: false,
