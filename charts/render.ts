@@ -72,7 +72,8 @@ function parsedAmbiguous(text: string): boolean {
   if (GO_INT.test(text)) return true;
   for (const version of ['1.1', '1.2'] as const) {
     try {
-      if (parse(text, { version }) !== text) return true;
+      // logLevel error: a string such as `!x` reads as an unknown tag, which is an answer here, not a warning for the user.
+      if (parse(text, { version, logLevel: 'error' }) !== text) return true;
     } catch {
       return true; // not a valid plain scalar at all: quoting is always safe
     }
