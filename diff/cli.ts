@@ -7,11 +7,14 @@ import { readCatalogue, type Catalogue } from '../catalogue/catalogue.js';
 import { analyzeEnvironment } from '../analyze/analyze.js';
 import { fromAnalyzer } from './analysis.js';
 import { catalogueUniverse } from './universe.js';
-import { GitError, readDistAt, resolveBase } from './git.js';
+import { GitError, readDistAt, readFileAt, resolveBase } from './git.js';
 import { reviewEnvironment, type EnvironmentReview } from './compare.js';
 import { renderMarkdown } from './markdown.js';
 import { recoverCommit } from '../config/atomic.js';
 import { ensureBinary } from '../simulate/contract.js';
+import { zonesFor } from '../simulate/inputs.js';
+import { daemonSetsFor } from '../config/daemonset-overhead.js';
+import { parseEnvironment, type LoadedEnvironment } from '../config/environment.js';
 import { morePending, simulateChange, simulationWarnings, type SimulationChoice, type SimulationReview } from './simulation.js';
 
 const USAGE = 'Usage: npm run diff [-- --base <git ref>] [--env <name>] [--fail-on drift|pending]... [--no-simulate]';
@@ -51,42 +54,74 @@ export function runDiff(opts: DiffOptions): DiffResult {
     const region = now.get(name)?.environment.config.cluster.region;
     return region === undefined ? undefined : catalogueFor(opts.root, region, catalogues);
   };
+  // Each side is judged with its own environment file (zones, DaemonSets, review
+  // settings): the base's is read with git, and today's stands in when it cannot be.
+  const baseEnvironments = new Map(names.filter((n) => baseDist.has(n) && now.has(n)).map((n) => [n, environmentAt(opts.root, base.commit, n)]));
   const reviews = names.map((name) => {
     const after = now.get(name);
     const before = baseDist.get(name);
     const found = catalogueOf(name);
     // No catalogue for the region: requirement changes are judged on the values they name.
     const catalogue = found instanceof Error ? undefined : found;
-    // The base exists only as manifests: it is analysed with today's environment file
-    // (zones, review settings), which is what the pools will meet once merged.
+    const baseEnvironment = baseEnvironments.get(name) ?? after?.environment;
     return reviewEnvironment({
       environment: name,
       before,
       after: after?.objects,
       ...(after?.analysis ? { analysisAfter: fromAnalyzer(after.analysis) } : {}),
-      ...(after && before && catalogue ? { analysisBefore: fromAnalyzer(analyzeEnvironment(after.environment, before, catalogue)) } : {}),
+      ...(baseEnvironment && before && catalogue ? { analysisBefore: fromAnalyzer(analyzeEnvironment(baseEnvironment, before, catalogue)) } : {}),
       ...(catalogue ? { universe: catalogueUniverse(catalogue) } : {}),
     });
   });
   const simulation = simulateChange(
     opts.root,
-    // Both sides get today's environment file, so an environment whose manifests do not
-    // change launches the same: simulating it would cost time and show nothing.
-    reviews.filter((r) => r.status !== 'unchanged').map(({ environment: name }) => {
-      const after = now.get(name);
-      return {
-        name,
-        before: baseDist.get(name),
-        beforeWhere: `${base.commit.slice(0, 12)}:dist/${name}`,
-        after: after && { environment: after.environment, objects: after.objects },
-        catalogue: catalogueOf(name),
-      };
-    }),
+    // An environment whose manifests, zones and DaemonSets are all unchanged launches the
+    // same: simulating it would cost time and show nothing.
+    reviews
+      .filter((r) => r.status !== 'unchanged' || launchInputsChanged(baseEnvironments.get(r.environment), now.get(r.environment)?.environment))
+      .map(({ environment: name }) => {
+        const after = now.get(name);
+        const beforeEnvironment = baseEnvironments.get(name);
+        return {
+          name,
+          before: baseDist.get(name),
+          beforeWhere: `${base.commit.slice(0, 12)}:dist/${name}`,
+          after: after && { environment: after.environment, objects: after.objects },
+          ...(beforeEnvironment ? { beforeEnvironment } : {}),
+          catalogue: catalogueOf(name),
+        };
+      }),
     opts.simulate ?? { run: true, binary: () => ensureBinary() },
   );
   const markdown = renderMarkdown(reviews, `\`${base.label}\` (${base.commit.slice(0, 12)})`, simulation);
   const drift = reviews.some((r) => r.objects.some((o) => o.effect === 'replaces' || o.effect === 'replaces-some'));
   return { markdown, reviews, drift, simulation };
+}
+
+/**
+ * The environment file at the base commit, or undefined when it is absent or does not
+ * parse there (today's schema may be newer): the caller then uses today's, and says so.
+ */
+function environmentAt(root: string, commit: string, name: string): LoadedEnvironment | undefined {
+  for (const path of [`environments/${name}.yaml`, `environments/${name}.yml`]) {
+    const text = readFileAt(root, commit, path);
+    if (text === undefined) continue;
+    try {
+      return parseEnvironment(path, text);
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      process.stderr.write(`note: ${path} at ${commit.slice(0, 12)} does not parse with today's schema, so the base is judged with today's file: ${err.message.split('\n')[0]}\n`);
+      return undefined;
+    }
+  }
+  return undefined;
+}
+
+/** Whether what the simulation reads from the environment file besides the manifests (zones, DaemonSets) differs between the sides. */
+function launchInputsChanged(before: LoadedEnvironment | undefined, after: LoadedEnvironment | undefined): boolean {
+  if (before === undefined || after === undefined) return false;
+  const inputs = (env: LoadedEnvironment) => JSON.stringify([zonesFor(env).zones, daemonSetsFor(env.config).daemonSets]);
+  return inputs(before) !== inputs(after);
 }
 
 function catalogueFor(root: string, region: string, cache: Map<string, Catalogue | Error>): Catalogue | Error {

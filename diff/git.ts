@@ -54,6 +54,12 @@ export function resolveBase(root: string, ref: string | undefined): Base {
   return { label: `merge base of HEAD and ${branch}`, commit };
 }
 
+/** A file's text at the commit, or undefined when the commit has no such file. */
+export function readFileAt(root: string, commit: string, path: string): string | undefined {
+  const listed = git(root, ['ls-tree', '--name-only', commit, '--', path]).trim();
+  return listed === path ? git(root, ['show', `${commit}:${path}`]) : undefined;
+}
+
 /** Objects of dist/<env>/ at the commit, per environment directory found there. */
 export function readDistAt(root: string, commit: string): Map<string, Manifest[]> {
   const listing = git(root, ['ls-tree', '-r', '-z', '--name-only', commit, '--', 'dist/']);

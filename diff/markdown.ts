@@ -81,7 +81,7 @@ function simulationIntro(sim: SimulationReview): string {
     case 'unavailable':
       return `**Simulation not run: ${sim.why}.** What Karpenter would launch is not shown; the review of drift below stands.`;
     default:
-      return "_What Karpenter would launch: Karpenter v1.13's own scheduler (`Provisioner.Schedule`), run offline on each environment's objects before and after the change, with today's environment file (zones, DaemonSets) and catalogue for both; the simulations of `reports/<env>.simulation.md`. An environment whose manifests do not change launches the same and is not simulated._";
+      return "_What Karpenter would launch: Karpenter v1.13's own scheduler (`Provisioner.Schedule`), run offline on each environment's objects before and after the change, each side with its own environment file's zones and DaemonSets (the base's read with git) and today's catalogue; the simulations of `reports/<env>.simulation.md`. An environment whose manifests, zones and DaemonSets do not change launches the same and is not simulated._";
   }
 }
 

@@ -10,9 +10,9 @@ import { DEFAULT_RUNS, reportScenarios, type Scenario } from '../simulate/scenar
 /**
  * What Karpenter would launch before and after a change: the simulations of
  * reports/<env>.simulation.md (simulate/scenarios.ts), run by Karpenter's own scheduler on
- * the base's objects and on the change's. Both sides get today's environment file (zones,
- * DaemonSets) and catalogue, as the analyzer does for the base: the base exists only as
- * manifests, and those are what the pools meet once merged.
+ * the base's objects and on the change's. Each side gets its own environment file's zones
+ * and DaemonSets (the base's read with git; today's when the base's cannot be read), and
+ * both today's catalogue.
  */
 
 /** Whether to simulate: on unless asked not to, with the binary found (or built) on first need. */
@@ -58,6 +58,8 @@ export interface EnvironmentSides {
   readonly beforeWhere: string;
   /** The change, synthesized in memory; undefined when the change removes the environment. */
   readonly after: { readonly environment: LoadedEnvironment; readonly objects: readonly Manifest[] } | undefined;
+  /** The environment file at the base, for the base's zones and DaemonSets; today's when undefined. */
+  readonly beforeEnvironment?: LoadedEnvironment;
   /** The region's catalogue, or why it could not be read; undefined when the change removes the environment. */
   readonly catalogue: Catalogue | Error | undefined;
 }
@@ -101,10 +103,9 @@ function load(objects: readonly Manifest[], where: string): Loaded {
   }
 }
 
-/** What both sides of an environment share: today's environment file and catalogue, the binary, the runs. */
+/** What both sides of an environment share: the catalogue, the binary, the runs. */
 interface Shared {
   readonly root: string;
-  readonly environment: LoadedEnvironment;
   readonly catalogue: Catalogue;
   readonly runs: number;
   readonly binary: () => string;
@@ -112,10 +113,10 @@ interface Shared {
   readonly outputs: Map<string, SimulationOutput>;
 }
 
-function simulateSide(shared: Shared, side: Loaded | undefined, i: number): Side {
+function simulateSide(shared: Shared, environment: LoadedEnvironment, side: Loaded | undefined, i: number): Side {
   if (side === undefined) return { status: 'absent' };
   if ('why' in side) return { status: 'failed', why: side.why };
-  const { root, environment, catalogue, runs, binary, outputs } = shared;
+  const { root, catalogue, runs, binary, outputs } = shared;
   let prepared: Prepared;
   try {
     prepared = prepare({ root, env: environment.name, pods: side.scenarios[i]!.pods, runs, dist: side.dist, environment, catalogue });
@@ -150,8 +151,8 @@ function simulateEnvironment(root: string, env: EnvironmentSides, runs: number, 
   if (titles === undefined) return { status: 'not-run', why: 'why' in after ? after.why : '' };
   const environment = env.after.environment;
   const scenarios = titles.map((title, i): ScenarioComparison => {
-    const shared: Shared = { root, environment, catalogue, runs, binary, outputs: new Map() };
-    return { title, before: simulateSide(shared, before, i), after: simulateSide(shared, after, i) };
+    const shared: Shared = { root, catalogue, runs, binary, outputs: new Map() };
+    return { title, before: simulateSide(shared, env.beforeEnvironment ?? environment, before, i), after: simulateSide(shared, environment, after, i) };
   });
   return { status: 'ran', scenarios };
 }

@@ -5,10 +5,11 @@
  * scripts/ensure-simulate.sh does without Go (a seam: the real script would find Go here).
  * The simulation itself, with the real binary, is tested in test/simulate/diff.test.ts.
  */
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { parseEnvironment } from '../../config/environment.js';
 import { main, runDiff, type Io } from '../../diff/cli.js';
 import { ensureBinary } from '../../simulate/contract.js';
 import { gitRepo } from './support.js';
@@ -98,7 +99,7 @@ describe('npm run diff without a simulation binary', () => {
     repo = gitRepo();
     const result = runDiff({ root: repo.root, base: 'main', simulate: { run: true, binary: neverCalled } });
     expect(result.simulation).toEqual({ status: 'ran', environments: new Map() });
-    expect(result.markdown).toContain('An environment whose manifests do not change launches the same and is not simulated.');
+    expect(result.markdown).toContain('An environment whose manifests, zones and DaemonSets do not change launches the same and is not simulated.');
     expect(result.markdown).not.toContain('#### What Karpenter would launch');
   });
 
@@ -120,5 +121,35 @@ describe('npm run diff without a simulation binary', () => {
     expect(plain.stdout).toContain(`#### What Karpenter would launch\n\nNot simulated: ${why}`);
     expect(plain.stderr).toMatch(new RegExp(`^warning: prod: not simulated: ${why.replace(/[.()]/g, '\\$&')}ENOENT[^\n]*\n$`));
     expect(pending.stderr.split('\n').slice(1)).toEqual(['error: --fail-on pending: cannot tell whether more pods stay pending, some simulations did not run', '']);
+  });
+});
+
+describe('npm run diff: the base judged with its own environment file', () => {
+  it("GIVEN prod's environment file does not parse at the base WHEN diffed THEN a note says the base is judged with today's file, and the review still runs", () => {
+    repo = gitRepo();
+    repo.git('checkout', '-q', 'main');
+    const broken = 'cluster: [not, a, map]\n';
+    writeFileSync(join(repo.root, 'environments/prod.yaml'), broken);
+    repo.git('commit', '-q', '-am', 'prod.yaml broken at the base');
+    const baseCommit = repo.git('rev-parse', 'HEAD').trim();
+    repo.git('checkout', '-q', 'feature');
+    expect(readFileSync(join(repo.root, 'environments/prod.yaml'), 'utf8')).not.toBe(broken);
+    const written: string[] = [];
+    const spy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => (written.push(String(chunk)), true));
+    let result: ReturnType<typeof runDiff>;
+    try {
+      result = runDiff({ root: repo.root, base: 'main', env: 'prod', simulate: { run: false, why: 'test' } });
+    } finally {
+      spy.mockRestore();
+    }
+    let why = '';
+    try {
+      parseEnvironment('environments/prod.yaml', broken);
+    } catch (err) {
+      why = (err as Error).message.split('\n')[0]!;
+    }
+    expect(why).not.toBe('');
+    expect(written).toEqual([`note: environments/prod.yaml at ${baseCommit.slice(0, 12)} does not parse with today's schema, so the base is judged with today's file: ${why}\n`]);
+    expect(result!.reviews.map((r) => r.status)).toEqual(['unchanged']);
   });
 });

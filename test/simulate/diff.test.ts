@@ -38,9 +38,9 @@ function scenarios(env: EnvironmentSimulation | undefined): readonly ScenarioCom
  * The oracle for inflate (pods of 1 CPU, no memory request) on prod's `default` pool
  * (amd64, categories c, m, r, generation > 5): the types the pool admits whose vCPUs stay
  * within the CPU limit and whose allocatable CPU holds `pods` CPUs plus the DaemonSets'
- * 125m (aws-node 25m + kube-proxy 100m), cheapest On-Demand first.
+ * `overhead` (by default 125m: aws-node 25m + kube-proxy 100m), cheapest On-Demand first.
  */
-function inflateOptions(limitCpu: number, pods: number): string[] {
+function inflateOptions(limitCpu: number, pods: number, overhead = 0.125): string[] {
   const cores = (q: string) => (q.endsWith('m') ? Number(q.slice(0, -1)) / 1000 : Number(q));
   return Object.entries(catalogue.instanceTypes)
     .filter(([, t]) => {
@@ -50,7 +50,7 @@ function inflateOptions(limitCpu: number, pods: number): string[] {
         ['c', 'm', 'r'].includes(l['karpenter.k8s.aws/instance-category']!) &&
         Number(l['karpenter.k8s.aws/instance-generation']) > 5 &&
         Number(l['karpenter.k8s.aws/instance-cpu']) <= limitCpu &&
-        cores(t.resources['cpu']!) >= pods + 0.125
+        cores(t.resources['cpu']!) >= pods + overhead
       );
     })
     .sort(([a, x], [b, y]) => (x.onDemandPrice ?? Infinity) - (y.onDemandPrice ?? Infinity) || (a < b ? -1 : 1))
@@ -165,6 +165,23 @@ describe('npm run diff: what Karpenter would launch, before and after', () => {
     );
     expect(result.markdown).toMatch(/\n\*\*Every workload at its replicas, together\*\* \(pods: checkout\/checkout-api x3\): unchanged: \d+ NodeClaims?: [^\n]+; pods pending: \d+\.\n/);
     expect(result.markdown).not.toContain('| | before | after |');
+  });
+
+  it("GIVEN only prod's daemonSets changed (a 2-CPU agent on every node) WHEN diffed THEN its manifests are unchanged, yet inflate's options shrink to the types with 12 CPUs free: each side is simulated with its own environment file", () => {
+    repo = gitRepo();
+    repo.editEnvironment('prod', (doc) => {
+      doc.daemonSets = [{ name: 'big-agent', namespace: 'monitoring', requests: { cpu: '2', memory: '1Gi' } }];
+    });
+    const result = runDiff({ root: repo.root, base: 'main', env: 'prod', simulate: SIMULATE });
+    expect(result.reviews.map((r) => r.status)).toEqual(['unchanged']);
+    const [, inflate] = scenarios(result.simulation.status === 'ran' ? result.simulation.environments.get('prod') : undefined);
+    const optionsOf = (s: Side) => output(s).nodeClaims.map((nc) => nc.instanceTypes.map((o) => o.name).sort());
+    // Before: the base's file names no DaemonSets, so the EKS add-on defaults (125m); after: the 2-CPU agent.
+    expect(optionsOf(inflate!.before)).toEqual([[...inflateOptions(100, 10)].sort()]);
+    expect(optionsOf(inflate!.after)).toEqual([[...inflateOptions(100, 10, 2)].sort()]);
+    expect(inflateOptions(100, 10, 2).length).toBeLessThan(inflateOptions(100, 10).length);
+    const prod = result.markdown.slice(result.markdown.indexOf('### prod'));
+    expect(prod.split('\n').slice(0, 5)).toEqual(['### prod', '', 'No change to its manifests.', '', '#### What Karpenter would launch']);
   });
 
   it('GIVEN the change adds an environment WHEN diffed THEN there is no before, and the after is simulated', () => {
