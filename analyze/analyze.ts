@@ -61,14 +61,7 @@ export interface CostCeiling {
 const selectionsOf = new WeakMap<ReturnType<typeof parseCatalogue>, Map<string, TypeSelection>>();
 
 /** The types a pool admits and what the report lists about them; shared by pools that select alike. */
-interface TypeSelection {
-  readonly admittedTypes: readonly CatalogueType[];
-  readonly admitted: readonly AdmittedType[];
-  readonly families: readonly string[];
-  readonly generations: readonly string[];
-  readonly architectures: readonly string[];
-  readonly sizes: readonly string[];
-}
+type TypeSelection = Pick<PoolAnalysis, 'admitted' | 'families' | 'generations' | 'architectures' | 'sizes'> & { readonly admittedTypes: readonly CatalogueType[] };
 
 export interface PoolAnalysis {
   readonly name: string;
@@ -242,7 +235,7 @@ export function analyzeEnvironment(env: LoadedEnvironment, objects: readonly Man
       };
       selections.set(selectionKey, selection);
     }
-    const { admittedTypes, admitted } = selection;
+    const { admittedTypes, ...listed } = selection;
     const capacity = reqs.get('karpenter.sh/capacity-type');
     const capacityTypes = CAPACITY_TYPES.filter((c) => (!capacity || allows(capacity, c)) && admittedTypes.some((t) => t.capacityTypes.includes(c)));
     const zoneReq = reqs.get('topology.kubernetes.io/zone');
@@ -256,11 +249,7 @@ export function analyzeEnvironment(env: LoadedEnvironment, objects: readonly Man
       requirements: (spec.template.spec.requirements ?? []).map(describeRaw),
       capacityTypes,
       zones: poolZones,
-      admitted,
-      families: selection.families,
-      generations: selection.generations,
-      architectures: selection.architectures,
-      sizes: selection.sizes,
+      ...listed,
       ceiling: costCeiling(spec.limits, admittedTypes, capacityTypes),
       taints: (spec.template.spec.taints ?? []).map((t) => `${t.key}${t.value !== undefined ? `=${t.value}` : ''}:${t.effect}`),
     };

@@ -122,8 +122,8 @@ export function commit(plan: CommitPlan, opts: CommitOptions): void {
       for (const e of entries) preflight(opts.root, e);
       // Output identical to what is there (CI's freshness check, a synth with nothing
       // changed) is not rewritten: no staging, no fsync, no swap.
-      const now = entries.map((e) => currentFiles(opts.root, e));
-      if (entries.every((e, i) => sameContent(e.content, now[i]))) return;
+      const now = entries.map((e) => compareWithCurrent(opts.root, e));
+      if (now.every((c) => c.same)) return;
       const txn = join(opts.root, TXN_DIR);
       let current: Entry | undefined;
       try {
@@ -131,7 +131,7 @@ export function commit(plan: CommitPlan, opts: CommitOptions): void {
         mkdirSync(join(txn, 'old'));
         entries.forEach((e, i) => {
           current = e;
-          stage(join(txn, 'new', String(i)), e.content, now[i]);
+          stage(join(txn, 'new', String(i)), e.content, now[i]!.unchanged);
           hook(`staged ${display(e)}`);
         });
         current = undefined;
@@ -220,10 +220,11 @@ export function writeFileAtomic(file: string, content: string): void {
 
 /**
  * Writes entry content to its staging path. A file of a tree whose current copy has the
- * same text is hard-linked from it instead: that copy was flushed when it was written, so
- * only changed files cost a write and an fsync (10,000 NodePools: one file each).
+ * same text (`unchanged`: relative path -> current path) is hard-linked from it instead:
+ * that copy was flushed when it was written, so only changed files cost a write and an
+ * fsync (10,000 NodePools: one file each).
  */
-function stage(path: string, content: ReadonlyMap<string, string> | string, current: Current): void {
+function stage(path: string, content: ReadonlyMap<string, string> | string, unchanged: ReadonlyMap<string, string>): void {
   if (typeof content === 'string') {
     writeFileSync(path, content, { flush: true });
     return;
@@ -233,8 +234,8 @@ function stage(path: string, content: ReadonlyMap<string, string> | string, curr
     if (isAbsolute(rel) || rel.split(/[\\/]/).includes('..')) throw new Error(`refusing to write ${rel} outside its directory`);
     const file = join(path, rel);
     mkdirSync(dirname(file), { recursive: true });
-    const same = current?.files.get(rel);
-    if (same !== undefined && readOrUndefined(same) === text) {
+    const same = unchanged.get(rel);
+    if (same !== undefined) {
       try {
         linkSync(same, file);
         continue;
@@ -247,17 +248,18 @@ function stage(path: string, content: ReadonlyMap<string, string> | string, curr
 }
 
 /**
- * What a target holds now, for comparison: a file's path, or a tree's regular files by
- * relative path and its directories. Undefined when absent, or when a tree holds anything
- * else (a link, a FIFO): such a tree is never the same, nor linked from.
+ * An entry against what its target holds now, each current file read once: `unchanged`,
+ * the tree's files whose current copy has the planned text (relative path -> current
+ * path), and `same`, whether the target already is exactly the plan. A tree holding
+ * anything but directories and regular files (a link, a FIFO) is never the same, nor
+ * linked from; an extra file or (empty) directory is a difference too.
  */
-type Current = { readonly files: ReadonlyMap<string, string>; readonly dirs: number } | undefined;
-
-function currentFiles(root: string, e: Entry): Current {
+function compareWithCurrent(root: string, e: Entry & { readonly content: ReadonlyMap<string, string> | string }): { readonly same: boolean; readonly unchanged: ReadonlyMap<string, string> } {
+  const none = { same: false, unchanged: new Map<string, string>() };
   const target = join(root, e.target);
   const st = statOrUndefined(target);
-  if (st === undefined) return undefined;
-  if (e.kind === 'file') return st.isFile() ? { files: new Map([['', target]]), dirs: 0 } : undefined;
+  if (st === undefined) return none;
+  if (typeof e.content === 'string') return { same: st.isFile() && readOrUndefined(target) === e.content, unchanged: new Map() };
   const files = new Map<string, string>();
   let dirs = 0;
   const walk = (dir: string, prefix: string): boolean => {
@@ -271,21 +273,15 @@ function currentFiles(root: string, e: Entry): Current {
     }
     return true;
   };
-  return walk(target, '') ? { files, dirs } : undefined;
-}
-
-function sameContent(content: ReadonlyMap<string, string> | string, current: Current): boolean {
-  if (current === undefined) return false;
-  if (typeof content === 'string') return readOrUndefined(current.files.get('')!) === content;
-  if (current.files.size !== content.size) return false;
-  // The directories the plan's files imply: an extra (empty) directory is a difference too.
-  const dirs = new Set([...content.keys()].flatMap((rel) => rel.split('/').slice(0, -1).map((_, i, parts) => parts.slice(0, i + 1).join('/'))));
-  if (dirs.size !== current.dirs) return false;
-  for (const [rel, text] of content) {
-    const file = current.files.get(rel);
-    if (file === undefined || readOrUndefined(file) !== text) return false;
+  if (!st.isDirectory() || !walk(target, '')) return none;
+  const unchanged = new Map<string, string>();
+  for (const [rel, text] of e.content) {
+    const file = files.get(rel);
+    if (file !== undefined && readOrUndefined(file) === text) unchanged.set(rel, file);
   }
-  return true;
+  // The directories the plan's files imply.
+  const planned = new Set([...e.content.keys()].flatMap((rel) => rel.split('/').slice(0, -1).map((_, i, parts) => parts.slice(0, i + 1).join('/'))));
+  return { same: unchanged.size === e.content.size && files.size === e.content.size && planned.size === dirs, unchanged };
 }
 
 function readOrUndefined(file: string): string | undefined {
