@@ -112,7 +112,7 @@ async function main(argv: readonly string[]): Promise<void> {
   }
   // argocd/ describes every environment (its AppProject lists them all), so only a full
   // synth renders it; it is committed together with dist/, all or nothing.
-  const argocd = only.length === 0 ? await synthesizeArgocd({ root, environments: result.environments, inputsChecked: true }) : undefined;
+  const argocd = only.length === 0 ? await synthesizeArgocd({ root, environments: result.environments }) : undefined;
   if (argocd) trees.set(join(root, ARGOCD_DIR), new Map(argocd.files));
   const analyses = result.environments.flatMap((e) => (e.analysis ? [e.analysis] : []));
   trees.set(join(root, REPORTS_DIR), await reportFiles({ root, analyses, keepOthers: only.length > 0, renderCharts }));

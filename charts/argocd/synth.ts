@@ -1,7 +1,6 @@
 import { join } from 'node:path';
 import { App } from 'cdk8s';
 import { ConfigError } from '../../config/errors.js';
-import { AggregateConfigError } from '../../config/environment.js';
 import { locate } from '../../config/yaml-input.js';
 import { GITOPS_FILE, checkEnvironmentsCovered, loadGitops } from '../../config/gitops.js';
 import { fileNameFor, renderFiles, type Manifest } from '../render.js';
@@ -12,10 +11,11 @@ import { CHART_NAMESPACED_OBJECTS, CRDS_DIR, ARGOCD_DIR } from './names.js';
 export interface ArgocdSynthOptions {
   /** Repository root: gitops.yaml and crds/karpenter/ are read from here. */
   readonly root: string;
-  /** Every environment, with what dist/<env>/ holds. */
+  /**
+   * Every environment, with what dist/<env>/ holds: a full synthesize()'s result, which
+   * has checked the Argo CD inputs (argocdInputErrors) with the other stages.
+   */
   readonly environments: readonly ArgocdEnvironment[];
-  /** synthesize() already ran argocdInputErrors on these environments (charts/main.ts): not again. */
-  readonly inputsChecked?: boolean;
 }
 
 export interface ArgocdResult {
@@ -28,18 +28,10 @@ export interface ArgocdResult {
 }
 
 /**
- * argocd/, in memory: reads gitops.yaml and the vendored CRDs, checks them against the
- * environments, renders every file. Writes nothing.
+ * argocd/, in memory: reads gitops.yaml and the vendored CRDs and renders every file for
+ * the environments (synthesize() has checked those inputs). Writes nothing.
  */
 export async function synthesizeArgocd(opts: ArgocdSynthOptions): Promise<ArgocdResult> {
-  const problems = opts.inputsChecked
-    ? []
-    : argocdInputErrors(
-        opts.root,
-        opts.environments,
-        opts.environments.map((e) => e.environment.name),
-      );
-  if (problems.length > 0) throw problems.length === 1 ? problems[0] : new AggregateConfigError(problems);
   const gitops = loadGitops(join(opts.root, GITOPS_FILE));
   const vendored = readVendoredCrds(join(opts.root, 'crds', 'karpenter'));
 
