@@ -164,6 +164,14 @@ describe('fastYaml: the same bytes as the yaml document, or no answer', () => {
     );
     expect(answered).toBeGreaterThan(500); // the property is not vacuous
   });
+
+  it('GIVEN a key and a value over 1,000 characters (YAML writes keys over 1,024 as explicit `? key`) THEN fastYaml leaves them to the document path, and toYaml reads back the same', () => {
+    const long = 'k'.repeat(1100);
+    const value = { metadata: { annotations: { [long]: long } } };
+    expect(fastYaml(value)).toBeUndefined();
+    expect(toYaml(value)).toBe(documentYaml(value));
+    expect(parse(toYaml(value), { version: '1.1' })).toEqual(value);
+  });
 });
 
 describe('committed output: every plain scalar in dist/ and argocd/ means the same to YAML 1.1, YAML 1.2 and go-yaml', () => {

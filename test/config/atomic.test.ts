@@ -230,6 +230,7 @@ describe('commit: output that did not change', () => {
     ['a symbolic link where a file belongs', (root: string) => symlinkSync('a.yaml', join(root, 'dist/dev/link.yaml'))],
     ['an extra empty directory', (root: string) => mkdirSync(join(root, 'dist/empty'))],
     ['an extra file', (root: string) => writeFileSync(join(root, 'argocd/extra.yaml'), 'x\n')],
+    ['a FIFO beside the files', (root: string) => execFileSync('mkfifo', [join(root, 'argocd/pipe.yaml')])],
   ])('GIVEN output equal to the plan except for %s WHEN committed THEN it is replaced by the plan', (_what, spoil) => {
     const root = repoWith(NEW);
     spoil(root);
