@@ -60,6 +60,23 @@ export interface CostCeiling {
 
 const selectionsOf = new WeakMap<ReturnType<typeof parseCatalogue>, Map<string, TypeSelection>>();
 
+/**
+ * `derive()` once per selection (its admitted list) and key: what pools of one selection
+ * ask alike (the same limits, the same pod) is computed once, in one environment or in 300.
+ * Pure functions of the list and the key only; their results are never mutated.
+ */
+function memo<T>(cache: WeakMap<object, Map<string, T>>, selection: object, key: string, derive: () => T): T {
+  let byKey = cache.get(selection);
+  if (!byKey) cache.set(selection, (byKey = new Map()));
+  if (byKey.has(key)) return byKey.get(key)!;
+  const value = derive();
+  byKey.set(key, value);
+  return value;
+}
+const ceilings = new WeakMap<object, Map<string, CostCeiling>>();
+const cheapestFits = new WeakMap<object, Map<string, CheapestFit | undefined>>();
+const oldAndSmall = new WeakMap<object, Map<string, { readonly old: readonly string[]; readonly small: readonly string[] }>>();
+
 /** The types a pool admits and what the report lists about them; shared by pools that select alike. */
 type TypeSelection = Pick<PoolAnalysis, 'admitted' | 'families' | 'generations' | 'architectures' | 'sizes'> & { readonly admittedTypes: readonly CatalogueType[] };
 
@@ -250,7 +267,7 @@ export function analyzeEnvironment(env: LoadedEnvironment, objects: readonly Man
       capacityTypes,
       zones: poolZones,
       ...listed,
-      ceiling: costCeiling(spec.limits, admittedTypes, capacityTypes),
+      ceiling: memo(ceilings, admittedTypes, `${spec.limits?.cpu}|${spec.limits?.memory}|${capacityTypes.join(',')}`, () => costCeiling(spec.limits, admittedTypes, capacityTypes)),
       taints: (spec.template.spec.taints ?? []).map((t) => `${t.key}${t.value !== undefined ? `=${t.value}` : ''}:${t.effect}`),
     };
     findings.push(...poolFindings(pool, admittedTypes, spec, reqs, review, memoryFloor));
@@ -381,8 +398,10 @@ function poolFindings(pool: PoolAnalysis, admittedTypes: readonly CatalogueType[
   if (pool.ceiling.limits === null) {
     at('warning', 'no-limits', `NodePool "${pool.name}" has no cpu or memory limits: nothing caps how many nodes, and how much cost, Karpenter may add`);
   }
-  const old = pool.admitted.filter((t) => t.previousGeneration).map((t) => t.name);
-  const small = pool.admitted.filter((t) => t.memory < memoryFloor).map((t) => t.name);
+  const { old, small } = memo(oldAndSmall, pool.admitted, String(memoryFloor), () => ({
+    old: pool.admitted.filter((t) => t.previousGeneration).map((t) => t.name),
+    small: pool.admitted.filter((t) => t.memory < memoryFloor).map((t) => t.name),
+  }));
   if (old.length > 0 || small.length > 0) {
     const parts = [
       ...(old.length > 0 ? [`${old.length} previous-generation Xen type(s) (${listSome(old)})`] : []),
@@ -500,27 +519,10 @@ function fitWorkload(label: string, replicas: number, pod: PodSpecLike, pools: r
     .filter((p) => (p.spec.template.spec.taints ?? []).every((t) => tolerates(pod, t)))
     .filter((p) => terms.some((t) => firstConflict(p.reqs, t) === undefined))
     .sort((a, b) => b.pool.weight - a.pool.weight);
-  const per = (free: number, need: number) => (need > 0 ? Math.floor(free / need) : Infinity);
   for (const p of candidates) {
-    // Karpenter packs pending pods onto the type that is cheapest for all of them: one
-    // type for every node is the estimate (mixed sizes would only be cheaper). A type the
-    // pool's limits cut short ranks after one that runs every replica.
     const limits = p.spec.limits;
-    const cpuLimit = limits?.cpu !== undefined ? parseQuantity(limits.cpu) : Infinity;
-    const memoryLimit = limits?.memory !== undefined ? parseQuantity(limits.memory) : Infinity;
-    const options = p.pool.admitted
-      .map((t, i) => ({ t, capacity: p.admittedTypes[i]! }))
-      .filter(({ t }) => t.allocatable.cpu >= requests.cpu + ds.cpu && t.allocatable.memory >= requests.memory + ds.memory && t.allocatable.pods >= ds.pods + 1)
-      .map(({ t, capacity }) => {
-        const podsPerNode = Math.min(per(t.allocatable.cpu - ds.cpu, requests.cpu), per(t.allocatable.memory - ds.memory, requests.memory), t.allocatable.pods - ds.pods);
-        const nodes = Math.ceil(replicas / podsPerNode);
-        const nodesWithinLimits = cpuLimit === Infinity && memoryLimit === Infinity ? null : Math.min(Math.floor(cpuLimit / capacity.vcpu), Math.floor(memoryLimit / capacity.capacityMemory));
-        const pending = nodesWithinLimits === null ? 0 : Math.max(0, replicas - nodesWithinLimits * podsPerNode);
-        return { t, podsPerNode, nodes, nodesWithinLimits, pending, cost: t.onDemandPrice === null ? Infinity : nodes * t.onDemandPrice };
-      });
-    // The first in (pending, cost, name) order; one pass, not a sort of every option.
-    let best: (typeof options)[number] | undefined;
-    for (const o of options) if (best === undefined || (o.pending - best.pending || o.cost - best.cost || (o.t.name < best.t.name ? -1 : 1)) < 0) best = o;
+    const key = `${limits?.cpu}|${limits?.memory}|${replicas}|${requests.cpu}|${requests.memory}|${ds.cpu}|${ds.memory}|${ds.pods}`;
+    const best = memo(cheapestFits, p.pool.admitted, key, () => cheapestFit(p, replicas, requests, ds));
     if (!best) continue;
     return {
       workload: label,
@@ -538,6 +540,38 @@ function fitWorkload(label: string, replicas: number, pod: PodSpecLike, pools: r
     };
   }
   return { workload: label, replicas, requests, pools: candidates.map((c) => c.pool.name), fit: null };
+}
+
+interface CheapestFit {
+  readonly t: AdmittedType;
+  readonly podsPerNode: number;
+  readonly nodes: number;
+  readonly nodesWithinLimits: number | null;
+}
+
+/**
+ * Karpenter packs pending pods onto the type that is cheapest for all of them: one type
+ * for every node is the estimate (mixed sizes would only be cheaper). A type the pool's
+ * limits cut short ranks after one that runs every replica. Undefined: no type holds a pod.
+ */
+function cheapestFit(p: PoolContext, replicas: number, requests: WorkloadFit['requests'], ds: EnvironmentAnalysis['daemonSets']): CheapestFit | undefined {
+  const per = (free: number, need: number) => (need > 0 ? Math.floor(free / need) : Infinity);
+  const limits = p.spec.limits;
+  const cpuLimit = limits?.cpu !== undefined ? parseQuantity(limits.cpu) : Infinity;
+  const memoryLimit = limits?.memory !== undefined ? parseQuantity(limits.memory) : Infinity;
+  // The first in (pending, cost, name) order; one pass, not a sort of every option.
+  let best: (CheapestFit & { readonly pending: number; readonly cost: number }) | undefined;
+  p.pool.admitted.forEach((t, i) => {
+    if (t.allocatable.cpu < requests.cpu + ds.cpu || t.allocatable.memory < requests.memory + ds.memory || t.allocatable.pods < ds.pods + 1) return;
+    const capacity = p.admittedTypes[i]!;
+    const podsPerNode = Math.min(per(t.allocatable.cpu - ds.cpu, requests.cpu), per(t.allocatable.memory - ds.memory, requests.memory), t.allocatable.pods - ds.pods);
+    const nodes = Math.ceil(replicas / podsPerNode);
+    const nodesWithinLimits = cpuLimit === Infinity && memoryLimit === Infinity ? null : Math.min(Math.floor(cpuLimit / capacity.vcpu), Math.floor(memoryLimit / capacity.capacityMemory));
+    const pending = nodesWithinLimits === null ? 0 : Math.max(0, replicas - nodesWithinLimits * podsPerNode);
+    const o = { t, podsPerNode, nodes, nodesWithinLimits, pending, cost: t.onDemandPrice === null ? Infinity : nodes * t.onDemandPrice };
+    if (best === undefined || (o.pending - best.pending || o.cost - best.cost || (o.t.name < best.t.name ? -1 : 1)) < 0) best = o;
+  });
+  return best;
 }
 
 function fitFinding(env: LoadedEnvironment, name: string, w: WorkloadFit, pools: readonly PoolContext[]): Finding {

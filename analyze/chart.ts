@@ -15,6 +15,23 @@ const AT_POINT = { x: { scale: 'x', field: 'vcpu' }, y: { scale: 'y', field: 'pr
 /** One shape per pool while there are shapes enough; beyond that a shape says nothing. */
 const SHAPES = ['circle', 'square', 'triangle-up', 'diamond', 'cross', 'triangle-down'];
 
+/** An id per admitted list: the key of a set of lists. */
+const listIds = new WeakMap<readonly AdmittedType[], number>();
+let nextListId = 0;
+const pointsByLists = new WeakMap<readonly AdmittedType[], Map<string, readonly unknown[]>>();
+
+/** `derive(lists)` once per set of lists (in this order): a pure function of them, never mutated. */
+function sharedPoints<T>(lists: readonly (readonly AdmittedType[])[], derive: (lists: readonly (readonly AdmittedType[])[]) => T[]): readonly T[] {
+  if (lists.length === 0) return derive(lists);
+  const key = lists.map((l) => listIds.get(l) ?? listIds.set(l, nextListId++).get(l)!).join(',');
+  const first = lists[0]!;
+  let byKey = pointsByLists.get(first);
+  if (!byKey) pointsByLists.set(first, (byKey = new Map()));
+  let points = byKey.get(key) as T[] | undefined;
+  if (!points) byKey.set(key, (points = derive(lists)));
+  return points;
+}
+
 export function chartSpec(a: EnvironmentAnalysis): Spec {
   // With more pools than shapes, each type is drawn once (not once per pool that admits
   // it): the chart stays readable, and its data bounded by the catalogue, at any size.
@@ -23,9 +40,10 @@ export function chartSpec(a: EnvironmentAnalysis): Spec {
   const priced = (list: readonly AdmittedType[]) => list.filter((t) => t.onDemandPrice !== null);
   const points = byPool
     ? a.pools.flatMap((p) => priced(p.admitted).map((t) => ({ pool: p.name, ...point(t) })))
-    : // Pools that select alike share one admitted list (analyze.ts): each list is read once.
-      [...new Map([...new Set(a.pools.map((p) => p.admitted))].flatMap((list) => priced(list).map((t): [string, ReturnType<typeof point>] => [t.name, point(t)]))).values()].sort((x, y) =>
-        x.type < y.type ? -1 : 1,
+    : // Pools that select alike share one admitted list (analyze.ts): each list is read once,
+      // and environments with the same lists share one points array (and its text, below).
+      sharedPoints([...new Set(a.pools.map((p) => p.admitted))], (lists) =>
+        [...new Map(lists.flatMap((list) => priced(list).map((t): [string, ReturnType<typeof point>] => [t.name, point(t)]))).values()].sort((x, y) => (x.type < y.type ? -1 : 1)),
       );
   const inflate = a.workloads.find((w) => w.workload.startsWith('inflate') && w.replicas === 1)?.fit;
   const marked = inflate ? points.filter((p) => (!('pool' in p) || p.pool === inflate.pool) && p.type === inflate.type).map((p) => ({ ...p, label: `inflate: ${p.type}` })) : [];
@@ -124,16 +142,32 @@ export function chartSpecText(spec: Spec): string {
   for (const [mark, values] of rows) {
     const at = text.indexOf(mark);
     const indent = ' '.repeat(at - text.lastIndexOf('\n', at) - 1 - '"values": '.length);
-    const list = values.length === 0 ? '[]' : `[\n${values.map((v) => `${indent} ${JSON.stringify(v)}`).join(',\n')}\n${indent}]`;
+    const list = valuesText(values, indent);
     text = text.slice(0, at) + list + text.slice(at + mark.length);
   }
   return `${text}\n`;
 }
 
+/** Environments that share a points array (chartSpec) share its text too. */
+const textOfValues = new WeakMap<readonly unknown[], Map<string, string>>();
+
+function valuesText(values: readonly unknown[], indent: string): string {
+  let byIndent = textOfValues.get(values);
+  if (!byIndent) textOfValues.set(values, (byIndent = new Map()));
+  let text = byIndent.get(indent);
+  if (text === undefined) {
+    text = values.length === 0 ? '[]' : `[\n${values.map((v) => `${indent} ${JSON.stringify(v)}`).join(',\n')}\n${indent}]`;
+    byIndent.set(indent, text);
+  }
+  return text;
+}
+
 /** Renders a spec to SVG with Vega in Node, no DOM or canvas ('none' renderer). */
 export async function renderChartSvg(spec: Spec): Promise<string> {
   const vega = await import('vega');
-  const view = new vega.View(vega.parse(spec), { renderer: 'none' });
+  // Vega tags each datum with its tuple id in place; the points arrays are shared between
+  // environments (chartSpec), so it draws from a copy.
+  const view = new vega.View(vega.parse(structuredClone(spec)), { renderer: 'none' });
   try {
     return `${await view.toSVG()}\n`;
   } finally {

@@ -179,6 +179,43 @@ describe('analyzer: cost ceiling and workload fit', () => {
   });
 });
 
+describe('analyzer: pools of one selection share their results, never across what differs', () => {
+  // Same requirements (one selection), different limits, and a workload asked of both: the
+  // shared per-selection results must key on the limits, the pod and the DaemonSets.
+  const pools = [
+    { name: 'wide', requirements: [{ key: 'karpenter.k8s.aws/instance-family', operator: 'In', values: ['m5'] }], limits: { cpu: '100' }, weight: 2 },
+    { name: 'tight', requirements: [{ key: 'karpenter.k8s.aws/instance-family', operator: 'In', values: ['m5'] }], limits: { cpu: '4' }, weight: 1 },
+  ];
+  const alone = (pool: (typeof pools)[number]) => analyzeDoc({ nodePools: [{ ...pool, weight: 1 }] }).analysis;
+
+  it('GIVEN two pools of one selection with different limits THEN each has the ceiling and inflate fit it has alone', () => {
+    const { analysis } = analyzeDoc({ nodePools: pools });
+    expect(analysis.pools[0]!.admitted).toBe(analysis.pools[1]!.admitted); // one selection
+    for (const [i, pool] of pools.entries()) {
+      const own = alone(pool);
+      expect(analysis.pools[i]!.ceiling).toEqual(own.pools[0]!.ceiling);
+    }
+    expect(analysis.pools[0]!.ceiling).not.toEqual(analysis.pools[1]!.ceiling);
+    // inflate x100, the tight pool first: were the limits not part of the key, the wide pool
+    // would get the tight pool's answer.
+    const tightFit = alone(pools[1]!).workloads.find((w) => w.workload === 'inflate x100')!.fit!;
+    const wideFit = alone(pools[0]!).workloads.find((w) => w.workload === 'inflate x100')!.fit!;
+    // A type over the 4-CPU limit would leave every pod pending: the tight pool's answer fits under it.
+    expect(num(RAW[tightFit.type]!.labels, 'instance-cpu')).toBeLessThanOrEqual(4);
+    expect(tightFit.type).not.toBe(wideFit.type);
+    expect(analysis.workloads.find((w) => w.workload === 'inflate x100')!.fit).toEqual({ ...wideFit, pool: 'wide' });
+  });
+
+  it('GIVEN the same pool with other DaemonSets THEN the fit is computed again', () => {
+    const plain = analyzeDoc({ nodePools: [pools[0]] }).analysis;
+    const heavy = analyzeDoc({ nodePools: [pools[0]], daemonSets: [{ name: 'agent', requests: { cpu: '3', memory: '1Gi' } }] }).analysis;
+    const fit = (a: typeof plain) => a.workloads.find((w) => w.workload === 'inflate x1')!.fit!;
+    expect(plain.pools[0]!.admitted).toEqual(heavy.pools[0]!.admitted);
+    expect(fit(heavy).type).not.toBe(fit(plain).type);
+    expect(fit(analyzeDoc({ nodePools: [pools[0]] }).analysis)).toEqual(fit(plain));
+  });
+});
+
 describe('analyzer: warnings and infos', () => {
   it('a Spot pool of one family is too narrow (thresholds from review:)', () => {
     const { analysis } = analyzePool([

@@ -87,6 +87,25 @@ describe('many NodePools: the analysis and the chart stay bounded by the catalog
     expect(spec.scales!.map((s) => s.name)).toEqual(['x', 'y', 'color']);
     expect((spec.title as { subtitle: string }).subtitle).toContain('; 7 NodePools, each type drawn once');
   });
+
+  it('GIVEN a second environment of the same pools WHEN charted THEN the points are shared, each text is a fresh serialization, and drawing an SVG leaves the shared points untouched', async () => {
+    const other = analyzeDoc({ nodePools: presets.map((preset, i) => ({ name: `other-${i}`, preset, weight: i + 1, limits: { cpu: '100' } })) }).analysis;
+    const [a, b] = [chartSpec(analysis), chartSpec(other)];
+    const values = (spec: typeof a) => (spec.data![0] as { values: object[] }).values;
+    expect(values(b)).toBe(values(a));
+    await renderChartSvg(a);
+    expect(values(a).every((p) => Object.getOwnPropertySymbols(p).length === 0)).toBe(true);
+    for (const spec of [a, b]) {
+      const text = chartSpecText(spec);
+      expect(JSON.parse(text)).toEqual(JSON.parse(JSON.stringify(spec)));
+      expect(text).toContain(`"values": [\n    ${values(spec).map((p) => JSON.stringify(p)).join(',\n    ')}\n   ]`);
+    }
+    // Another set of lists (one preset only) is its own array: the union of that one list.
+    const small = analyzeDoc({ nodePools: presets.map((_, i) => ({ name: `small-${i}`, preset: 'spot-small', weight: i + 1, limits: { cpu: '100' } })) }).analysis;
+    const smallPoints = values(chartSpec(small)) as Array<{ type: string }>;
+    expect(smallPoints).not.toBe(values(a));
+    expect(smallPoints.map((p) => p.type)).toEqual(small.pools[0]!.admitted.filter((t) => t.onDemandPrice !== null).map((t) => t.name));
+  });
 });
 
 describe('chartSpecText', () => {
