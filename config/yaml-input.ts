@@ -74,6 +74,18 @@ function checkAliases(file: string, doc: Document, lineCounter: LineCounter): vo
     return n;
   };
   visit(doc, {
+    Pair(_key, pair, ancestors) {
+      // The schemas (zod) and every JavaScript object on the way drop an own __proto__ key
+      // without a word: a tag or label named so would vanish from the manifests.
+      if (!isScalar(pair.key) || pair.key.value !== '__proto__') return undefined;
+      failure = located(
+        file,
+        where(pair.key),
+        pathOf([...ancestors, pair], pair.value),
+        'key "__proto__" is not allowed: it names the JavaScript object prototype, which this toolchain cannot carry as a key (it would be dropped from the manifests); rename the key',
+      );
+      return visit.BREAK;
+    },
     Alias(_key, node, ancestors) {
       const path = pathOf(ancestors, node);
       const target = node.resolve(doc);

@@ -11,8 +11,9 @@ export interface KarpenterApplicationProps {
 }
 
 /**
- * One Application. Never given a finalizer (see application-specs.ts); the check below
- * keeps a future edit from adding `resources-finalizer.argocd.argoproj.io` by accident.
+ * One Application. Never given a finalizer (see application-specs.ts); `finalizerErrors`,
+ * run on what synth renders, keeps a future edit from adding
+ * `resources-finalizer.argocd.argoproj.io` by accident.
  */
 export class KarpenterApplication extends Construct {
   public readonly resource: Application;
@@ -22,11 +23,16 @@ export class KarpenterApplication extends Construct {
       metadata: { name: props.name, namespace: props.namespace, labels: { ...props.labels }, annotations: { ...props.annotations } },
       spec: props.spec,
     });
-    this.node.addValidation({
-      validate: () => {
-        const finalizers = (this.resource.toJson() as { metadata: { finalizers?: string[] } }).metadata.finalizers ?? [];
-        return finalizers.length > 0 ? [`Application "${props.name}" must have no finalizers (a cascading delete would remove what it deployed), got ${finalizers.join(', ')}`] : [];
-      },
-    });
   }
+}
+
+/**
+ * One line per rendered Application that has finalizers: none may (a cascading delete
+ * would remove what it deployed). Checked on the objects synth writes, so a finalizer
+ * from props, a patch or a later edit of the chart is caught alike.
+ */
+export function finalizerErrors(objects: readonly { kind?: string; metadata?: { name?: string; finalizers?: readonly string[] } }[]): string[] {
+  return objects
+    .filter((o) => o.kind === 'Application' && (o.metadata?.finalizers ?? []).length > 0)
+    .map((o) => `Application "${o.metadata!.name}" must have no finalizers (a cascading delete would remove what it deployed), got ${o.metadata!.finalizers!.join(', ')}`);
 }

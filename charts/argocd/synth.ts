@@ -5,6 +5,7 @@ import { locate } from '../../config/yaml-input.js';
 import { GITOPS_FILE, checkEnvironmentsCovered, loadGitops } from '../../config/gitops.js';
 import { fileNameFor, renderFiles, type Manifest } from '../render.js';
 import { ArgocdChart, type ArgocdEnvironment } from './argocd-chart.js';
+import { finalizerErrors } from './application.js';
 import { readVendoredCrds } from './karpenter-crds.js';
 import { CHART_NAMESPACED_OBJECTS, CRDS_DIR, ARGOCD_DIR } from './names.js';
 
@@ -41,6 +42,8 @@ export async function synthesizeArgocd(opts: ArgocdSynthOptions): Promise<Argocd
   const chart = new ArgocdChart(app, 'argocd', { gitops: gitops.config, environments: opts.environments, fleetApplicationSet });
   // toJson() runs every construct's validations (cdk8s App._synthChart) and throws on any.
   const objects = chart.toJson() as Manifest[];
+  const finalizers = finalizerErrors(objects);
+  if (finalizers.length > 0) throw new Error(finalizers.join('\n')); // our bug, not the user's: exit 2
 
   const subdir = CRDS_DIR.slice(ARGOCD_DIR.length + 1);
   const files = new Map([

@@ -53,6 +53,11 @@ const CASES: Record<string, Case> = {
     setup: (root) => appendFileSync(join(root, 'environments/dev.yaml'), 'karpenter: {}\n'),
     stderr: `${INVALID}environments/dev.yaml:23:1: (top level): is not valid YAML: Map keys must be unique\n`,
   },
+  // zod and plain JavaScript objects drop an own __proto__ key silently: the tag would vanish from the EC2NodeClass.
+  'a tag named __proto__': {
+    setup: (root) => appendFileSync(join(root, 'environments/dev.yaml'), 'tags:\n  team: platform\n  "__proto__": hostile\n'),
+    stderr: `${INVALID}environments/dev.yaml:25:3: tags.__proto__: key "__proto__" is not allowed: it names the JavaScript object prototype, which this toolchain cannot carry as a key (it would be dropped from the manifests); rename the key\n`,
+  },
   'dev.yml beside dev.yaml': {
     setup: (root) => cpSync(join(root, 'environments/dev.yaml'), join(root, 'environments/dev.yml')),
     stderr: `${INVALID}environments/dev.yml: (top level): defines environment "dev" a second time (environments/dev.yaml defines it too); keep one of the two files\n`,

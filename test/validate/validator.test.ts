@@ -29,6 +29,24 @@ describe('in-process validation of the fixture corpus', () => {
   });
 });
 
+describe('keys JavaScript treats specially', () => {
+  it('GIVEN a tag key "__proto__" (JSON.parse makes it an own key) WHEN validated THEN it is checked like any key, not lost in the copy defaulting edits', () => {
+    const nodeClass = fixtures('valid').find((f) => f.object.kind === 'EC2NodeClass')!.object as { spec: Record<string, unknown> };
+    const hostile = { ...nodeClass, spec: { ...nodeClass.spec, tags: JSON.parse('{"team": "platform", "__proto__": 5}') } };
+    expect(Object.keys(hostile.spec.tags as object)).toEqual(['team', '__proto__']);
+    const issues = validator.validate(hostile);
+    expect(issues.map((i) => i.path)).toEqual(['spec.tags.__proto__']);
+    expect(render(validator.validate({ ...hostile, spec: { ...nodeClass.spec, tags: JSON.parse('{"__proto__": "x"}') } }))).toBe('');
+  });
+
+  it('GIVEN a selector tag "__proto__" with an empty value WHEN validated THEN the CEL rule sees the key and rejects it', () => {
+    const nodeClass = fixtures('valid').find((f) => f.object.kind === 'EC2NodeClass')!.object as { spec: Record<string, unknown> };
+    const terms = JSON.parse('[{"tags": {"__proto__": ""}}]');
+    const issues = validator.validate({ ...nodeClass, spec: { ...nodeClass.spec, subnetSelectorTerms: terms } });
+    expect(issues.map((i) => `${i.path}: ${i.message}`)).toEqual(["spec.subnetSelectorTerms[0].tags: empty tag keys or values aren't supported"]);
+  });
+});
+
 describe('the on-disk cache of parsed CRDs and compiled schemas', () => {
   it('GIVEN an empty cache dir WHEN a validator runs twice (miss, then hit) THEN both runs report exactly what an uncached validator reports', () => {
     const dir = mkdtempSync(join(tmpdir(), 'validate-cache-'));

@@ -5,6 +5,7 @@ import { parse, parseAllDocuments } from 'yaml';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { readOutputs } from '../../../config/outputs.js';
 import { CRD_SYNC_OPTIONS, KARPENTER_CHART_REPO, applicationNames } from '../../../charts/argocd/names.js';
+import { finalizerErrors } from '../../../charts/argocd/application.js';
 import { REPO, byName, copyRepo, parseFiles, readTree, synthAll, type Obj } from './fixtures.js';
 import { loadCrdSchemas, schemaProblems } from './crd-schema.js';
 
@@ -168,6 +169,15 @@ describe('argocd/: deleting or renaming an Application never deletes the Karpent
       expect(o.metadata.finalizers, `${o.kind} ${o.metadata.name}`).toBeUndefined();
       if (o.kind === 'ApplicationSet') expect(o.spec.template.metadata.finalizers).toBeUndefined();
     }
+  });
+
+  it('GIVEN a rendered Application with a finalizer THEN synth\'s own check names it (and passes the committed objects)', () => {
+    const app = byName(committed.values(), 'Application', applicationNames('prod').chart);
+    const withFinalizer = { ...app, metadata: { ...app.metadata, finalizers: ['resources-finalizer.argocd.argoproj.io'] } };
+    expect(finalizerErrors([...argoObjects(), withFinalizer])).toEqual([
+      `Application "${app.metadata.name}" must have no finalizers (a cascading delete would remove what it deployed), got resources-finalizer.argocd.argoproj.io`,
+    ]);
+    expect(finalizerErrors(argoObjects())).toEqual([]);
   });
 
   it('GIVEN every Application WHEN it is deleted with cascade THEN no Karpenter CRD would be deleted', () => {
