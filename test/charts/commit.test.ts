@@ -2,7 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { checkout, errorLines, generatedState, leftovers, synthCli, synthCliAsync, until, type GeneratedState } from '../support/generated.js';
+import { checkout, errorLines, generatedState, leftovers, synthCli, synthCliAsync, synthInProcess, until, type GeneratedState } from '../support/generated.js';
 
 /**
  * `npm run synth` writing its output (issue 9 §1), through the real command: failures while
@@ -25,12 +25,12 @@ const STEP = { stagedDist: 2, journalWritten: 6, installedDist: 8, installedArgo
 let OLD: GeneratedState;
 let NEW: GeneratedState;
 
-beforeAll(() => {
+beforeAll(async () => {
   const repo = checkout();
   try {
     OLD = generatedState(repo.root);
     change(repo);
-    const r = synthCli(repo.root);
+    const r = await synthInProcess(repo.root);
     expect(r.status, r.stderr).toBe(0);
     NEW = generatedState(repo.root);
     expect(NEW.dist).not.toEqual(OLD.dist);
@@ -84,12 +84,12 @@ describe('a failure while writing leaves the old output complete: exit 1, one li
       },
       'error: cannot write dist/: it is a regular file, not a directory; move it away and run again; nothing was changed\n',
     ],
-  ])('GIVEN %s', (_what, setup, stderr) => {
+  ])('GIVEN %s', async (_what, setup, stderr) => {
     repo = checkout();
     change(repo);
     const env = setup(repo.root);
     const before = generatedState(repo.root);
-    const r = synthCli(repo.root, [], env);
+    const r = await synthInProcess(repo.root, [], env);
     expect(r.stderr).toBe(stderr);
     expect(r.status).toBe(1);
     expect(generatedState(repo.root)).toEqual(before);
@@ -99,6 +99,7 @@ describe('a failure while writing leaves the old output complete: exit 1, one li
   it('GIVEN a bug of the program (simulated) THEN exit 2 with "internal error, please report" above the stack', () => {
     repo = checkout();
     change(repo);
+    // A real process: exit 2 is the process's status, and the stack is what a user would paste.
     const r = synthCli(repo.root, [], { KARPENTER_GITOPS_FAULT: 'throw:BUG@1' });
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/^error: internal error, please report it with the lines below\nError: BUG: simulated failure after "lock taken"\n {4}at /);
@@ -113,14 +114,14 @@ describe('synth killed mid-commit: the next run of synth repairs first', () => {
   let repo: ReturnType<typeof checkout> | undefined;
   afterEach(() => repo?.dispose());
 
-  it.each(Object.entries(STEP))('GIVEN a SIGKILL after %s THEN the next (failing) run finds complete old or new output and leaves nothing', (_name, n) => {
+  it.each(Object.entries(STEP))('GIVEN a SIGKILL after %s THEN the next (failing) run finds complete old or new output and leaves nothing', async (_name, n) => {
     repo = checkout();
     change(repo);
     const killed = synthCli(repo.root, [], { KARPENTER_GITOPS_FAULT: `kill@${n}` });
     expect(killed.signal).toBe('SIGKILL');
     // The next run has bad input: it must repair, then refuse, and leave exactly old or new.
     repo.editEnvironment('staging', (e) => (e.nodePools[0].expireAfter = '1x'));
-    const next = synthCli(repo.root);
+    const next = await synthInProcess(repo.root);
     expect(next.status).toBe(1);
     expect(errorLines(next.stderr)[0]).toBe(`note: removed the lock of run ${killed.pid}, which no longer exists`);
     expect(errorLines(next.stderr).slice(-2)).toEqual([
@@ -157,12 +158,12 @@ describe('two synths at once', () => {
     expect(leftovers(repo.root)).toEqual([]);
   }, 300_000);
 
-  it('GIVEN a lock left by a run that no longer exists THEN synth says so, breaks it and writes', () => {
+  it('GIVEN a lock left by a run that no longer exists THEN synth says so, breaks it and writes', async () => {
     repo = checkout();
     change(repo);
     const gone = spawnSync(process.execPath, ['-e', '']).pid!;
     writeFileSync(join(repo.root, '.synth.lock'), `${gone}\n`);
-    const r = synthCli(repo.root);
+    const r = await synthInProcess(repo.root);
     expect(r.status, r.stderr).toBe(0);
     expect(errorLines(r.stderr)).toEqual([`note: removed the lock of run ${gone}, which no longer exists`]);
     expect(generatedState(repo.root)).toEqual(NEW);

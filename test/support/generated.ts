@@ -2,6 +2,7 @@ import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { cpSync, existsSync, lstatSync, readFileSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { REPO, snapshotTree, tempRepo } from './repo.js';
+import { runSynth } from '../../charts/cli.js';
 
 /** What synth writes, plus the inputs a failed run must not touch: compared byte for byte. */
 export interface GeneratedState {
@@ -70,6 +71,26 @@ export function synthCli(root: string, args: readonly string[] = [], env: NodeJS
     encoding: 'utf8',
     env: { ...process.env, ...env },
   });
+}
+
+/**
+ * The same command, run in this process (charts/cli.ts `runSynth`, which charts/main.ts
+ * runs for npm): the same code from the command line on, without a second of Node start-up
+ * per run. Output is captured; `env` is what the command reads (CDK8S_OUTDIR, a `throw:`
+ * fault). Faults that kill or pause the process need synthCli.
+ */
+export async function synthInProcess(root: string, args: readonly string[] = [], env: Readonly<Record<string, string>> = {}, cwd = REPO): Promise<{ status: number; stdout: string; stderr: string }> {
+  const fault = env.KARPENTER_GITOPS_FAULT;
+  if (fault !== undefined && !/^throw:[A-Z]+@\d+$/.test(fault)) throw new Error(`synthInProcess: KARPENTER_GITOPS_FAULT=${fault} may kill, pause or write to this process; use synthCli`);
+  let stdout = '';
+  let stderr = '';
+  const status = await runSynth(['--root', root, ...args], {
+    stdout: (text) => void (stdout += text),
+    stderr: (text) => void (stderr += text),
+    env: { ...process.env, KARPENTER_GITOPS_FAULT: undefined, ...env },
+    cwd,
+  });
+  return { status, stdout, stderr };
 }
 
 /** The same, started in the background; resolves when it exits. */
