@@ -68,6 +68,9 @@ say();
 
 // ---------------------------------------------------------------- the table of the issue
 const inputs = inputsCopy();
+/** A package whose only script runs `node -e 0`: what `npm run` costs before any script of ours starts. */
+const npmFloor = mkdtempSync(join(tmpdir(), 'bench-npm-'));
+writeFileSync(join(npmFloor, 'package.json'), `${JSON.stringify({ name: 'bench-npm-floor', private: true, scripts: { noop: 'node -e 0' } })}\n`);
 try {
   const cdk8sApp = /^app:\s*(.+)$/m.exec(readFileSync(join(ROOT, 'cdk8s.yaml'), 'utf8'))![1]!.trim();
   const rows: Array<{ what: string; stats: Stats }> = [];
@@ -80,8 +83,10 @@ try {
   const root = ['--root', inputs];
   const floor = row('floor: `node` importing only cdk8s and cdk8s-plus-30', node(['--input-type=module', '-e', "import 'cdk8s'; import 'cdk8s-plus-30';"]), RUNS.fast);
   const synth = row('`npm run synth` (whole process: npm, launcher, bundle)', npm(['run', 'synth', '--', ...root]), RUNS.fast);
-  row('`node scripts/run.mjs charts/main.ts` (the launcher, no npm)', node(['scripts/run.mjs', 'charts/main.ts', ...root]), RUNS.fast);
+  const npmAlone = row("`npm run` of a script that runs `node -e 0` (npm's own start-up)", { cmd: 'npm', args: ['run', '--silent', 'noop'], cwd: npmFloor }, RUNS.fast);
+  const launcher = row('`node scripts/run.mjs charts/main.ts` (the launcher, no npm)', node(['scripts/run.mjs', 'charts/main.ts', ...root]), RUNS.fast);
   row('compiled: `node <cached bundle>/main.js`', node([synthBundle(), ...root]), RUNS.fast);
+  const loading = row('compiled, `--help`: loading the bundle, no synth', node([synthBundle(), '--help']), RUNS.fast);
   row('`node --import tsx charts/main.ts` (what `npm run synth` ran before)', node(['--import', 'tsx', 'charts/main.ts', ...root]), RUNS.fast);
   const tsNode = row(
     '`cdk8s synth`, app run by ts-node as `cdk8s init` sets it up (ESM form: `node --loader ts-node/esm`, type-checking)',
@@ -101,6 +106,9 @@ try {
   say();
   say('Targets (reported, not asserted):');
   say(`- \`npm run synth\` within 2x of the floor: ${ratio(synth.wallMs, floor.wallMs)} wall, ${ratio(synth.cpuMs, floor.cpuMs)} CPU.`);
+  say(
+    `  npm's own start-up is ${ratio(npmAlone.wallMs, floor.wallMs)} of the floor (wall; ${ratio(npmAlone.cpuMs, floor.cpuMs)} CPU), which leaves the launcher and the whole synth ${(2 - npmAlone.wallMs / floor.wallMs).toFixed(1)}x of it; they take ${ratio(launcher.wallMs, floor.wallMs)}, of which loading the bundle is ${ratio(loading.wallMs, floor.wallMs)}.`,
+  );
   say(`- at least 10x faster than \`cdk8s synth\` with ts-node: ${ratio(tsNode.wallMs, synth.wallMs)} (wall), ${ratio(tsNode.cpuMs, synth.cpuMs)} (CPU).`);
   say();
 
@@ -125,6 +133,7 @@ try {
   say();
 } finally {
   rmSync(inputs, { recursive: true, force: true });
+  rmSync(npmFloor, { recursive: true, force: true });
 }
 
 // ---------------------------------------------------------------- scaling
