@@ -1,8 +1,6 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { synthesize } from '../charts/synth.js';
 import { ConfigError } from '../config/errors.js';
-import { renderReport } from './report.js';
 import { recoverCommit } from '../config/atomic.js';
 
 const USAGE = 'Usage: npm run analyze [-- --env <name>[,<name>...]] [--json]';
@@ -23,6 +21,8 @@ async function main(argv: readonly string[]): Promise<number> {
   // synth compares with dist/: finish or undo an interrupted synth first (config/atomic.ts).
   recoverCommit(root, { onRepair: (note) => process.stderr.write(`note: ${note}\n`) });
   const only = (values.env ?? []).flatMap((e) => e.split(',')).filter(Boolean);
+  // Loaded once the command line is understood: --help and a bad argument answer without them.
+  const [{ synthesize }, { renderReport }] = await Promise.all([import('../charts/synth.js'), import('./report.js')]);
   const result = synthesize({ root, only, keepAnalysisErrors: true });
   const analyses = result.environments.flatMap((e) => (e.analysis ? [e.analysis] : []));
   if (values.json) process.stdout.write(`${JSON.stringify(analyses, null, 2)}\n`);
