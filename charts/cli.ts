@@ -69,18 +69,18 @@ function parseCli(argv: readonly string[], cwd: string): SynthPlan {
   return { root, only, renderCharts: values['render-charts'] ?? false, help: values.help ?? false };
 }
 
-/**
- * Where dist/ goes. CDK8S_OUTDIR is honoured only when it names dist/ itself or the scratch
- * directory of cdk8s.yaml: synth replaces its output directory as a whole, so anything else
- * (environments/, the root, a directory outside the repository) is refused before anything
- * is read or written.
- */
 export interface OutputDirs {
   readonly dist: string;
   /** cdk8s synth's scratch directory, which gets a copy of what dist/ gets. */
   readonly scratch?: string;
 }
 
+/**
+ * Where dist/ goes. CDK8S_OUTDIR is honoured only when it names dist/ itself or the scratch
+ * directory of cdk8s.yaml: synth replaces its output directory as a whole, so anything else
+ * (environments/, the root, a directory outside the repository) is refused before anything
+ * is read or written.
+ */
 function outputDirs(root: string, outdir: string | undefined, cwd: string): OutputDirs {
   const dist = join(root, DIST_DIR);
   if (outdir === undefined || outdir === '') return { dist };
