@@ -7,6 +7,7 @@ import type { Manifest } from '../charts/render.js';
 import { INFLATE } from '../charts/inflate.js';
 import { allocatableUnder, describesTypes, isPreviousGeneration, parseCatalogue, typeRequirement, variantOf, type CatalogueType, type NodeClassView } from './instance-types.js';
 import { GiB, formatMemory, parseQuantity } from './quantity.js';
+import { own } from '../config/own.js';
 
 /**
  * `npm run analyze` and `reports/<env>.md`: what each NodePool of an environment admits
@@ -424,7 +425,7 @@ function poolFindings(pool: PoolAnalysis, admittedTypes: readonly CatalogueType[
 function typeValues(t: CatalogueType, key: string): readonly string[] {
   if (key === 'karpenter.sh/capacity-type') return t.capacityTypes;
   if (key === 'topology.kubernetes.io/zone') return t.zones ?? [];
-  const value = t.labels[key];
+  const value = own(t.labels, key);
   return value === undefined ? [] : [value];
 }
 

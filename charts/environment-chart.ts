@@ -18,11 +18,15 @@ export interface EnvironmentChartProps {
 
 const BUILT_IN_NAMESPACES: readonly string[] = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
 
-/** Everything `dist/<env>/` holds for one environment. The chart id is the environment name. */
+/**
+ * Everything `dist/<env>/` holds for one environment. The chart id is `Environment-<name>`,
+ * never the bare name: the constructs library keeps children in a plain object, where an
+ * environment named `constructor` would clash with Object.prototype's.
+ */
 export class EnvironmentChart extends Chart {
   constructor(scope: Construct, props: EnvironmentChartProps) {
     const { environment, outputs } = props;
-    super(scope, environment.name, { labels: commonLabels(environment.name) });
+    super(scope, `Environment-${environment.name}`, { labels: commonLabels(environment.name) });
     const { config } = environment;
     for (const nodeClass of config.nodeClasses) {
       new KarpenterNodeClass(this, `NodeClass-${nodeClass.name}`, {

@@ -177,7 +177,7 @@ export function loadEnvironment(path: string, file = path): LoadedEnvironment {
 /** Validates environment YAML text; `file` names it in messages. */
 export function parseEnvironment(file: string, text: string): LoadedEnvironment {
   const name = basename(file).replace(/\.ya?ml$/, '');
-  const config = parseYamlInput(file, text, environmentSchema, 'cluster, nodeClasses and nodePools');
+  const config = parseYamlInput(file, text, environmentSchema, 'cluster, nodeClasses and nodePools', { mapsBecomeManifests: true });
   return { name, file, config, warnings: warningsFor(file, config) };
 }
 

@@ -120,7 +120,8 @@ export function loadGitops(path: string, file = GITOPS_FILE): LoadedGitops {
 }
 
 export function parseGitops(file: string, text: string): LoadedGitops {
-  return { file, config: parseYamlInput(file, text, gitopsSchema, 'repository, argocd and environments') };
+  // Fleet matchLabels are rendered (ApplicationSet selectors); the keys of environments are environment names.
+  return { file, config: parseYamlInput(file, text, gitopsSchema, 'repository, argocd and environments', { mapsBecomeManifests: true, namesAt: /^environments\.[^.[]+$/ }) };
 }
 
 /** The gitops file and environments/ must name the same environments: a missing or stray entry is an error, never a silent skip. */

@@ -7,6 +7,7 @@
  */
 
 import { intersection, type Requirement, type RequirementInput } from './node-requirements.js';
+import { own } from './own.js';
 
 /**
  * Values Karpenter knows for a key; an `In` that lists none of them is refused.
@@ -36,7 +37,7 @@ export function knownValuesProblem(req: RequirementLike): string | undefined {
   const values = req.values ?? [];
   // An In without values is refused on its own (the CRD's rule); nothing to add.
   if (req.operator !== 'In' || values.length === 0) return undefined;
-  const known = WELL_KNOWN_VALUES[req.key];
+  const known = own(WELL_KNOWN_VALUES, req.key);
   if (known) {
     const valid = values.filter((v) => known.includes(v));
     if (valid.length === 0) return `must include one of ${known.join(', ')} for ${req.key} (Karpenter refuses the NodePool otherwise)`;
@@ -44,7 +45,7 @@ export function knownValuesProblem(req: RequirementLike): string | undefined {
       return `must include at least minValues (${req.minValues}) of ${known.join(', ')} for ${req.key}, has ${valid.length}`;
     }
   }
-  const offered = OFFERED_VALUES[req.key];
+  const offered = own(OFFERED_VALUES, req.key);
   if (offered && !values.some((v) => offered.includes(v))) {
     return `must include ${offered.join(' or ')} for ${req.key}: no AWS instance type carries any other value${values.includes('x86_64') ? ' (x86_64 is EC2\'s name for amd64)' : ''}`;
   }

@@ -23,6 +23,7 @@ import { DEFAULT_AMI_ALIAS } from './defaults.js';
 import { cronProblem } from './cron.js';
 import { budgetDuration, duration, durationOrNever, enumOf, labelKey, labelValue, nonNegativeQuantity, objectName, qualifiedName, quantity, strict } from './schema-kit.js';
 import { duplicateTaints, emptyIntersections, knownValuesProblem, OFFERED_VALUES, WELL_KNOWN_VALUES } from './karpenter-runtime.js';
+import { own } from './own.js';
 
 /**
  * The NodePool and EC2NodeClass parts of an environment file. Field names and shapes
@@ -237,7 +238,7 @@ export const nodePoolSchema = strict({
   // pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go NewNodeClaimTemplate adds
   // scheduling.NewLabelRequirements(labels)): the same known values apply.
   for (const [key, value] of Object.entries(p.labels ?? {})) {
-    const known = WELL_KNOWN_VALUES[key] ?? OFFERED_VALUES[key];
+    const known = own(WELL_KNOWN_VALUES, key) ?? own(OFFERED_VALUES, key);
     if (known && !known.includes(value)) {
       ctx.addIssue({ code: 'custom', path: ['labels', key], message: `must be one of ${known.join(', ')}: the label is also a requirement, and no instance or offering has another value`, input: value });
     }

@@ -1,3 +1,4 @@
+import { own } from './own.js';
 /**
  * Karpenter's node-selector requirement algebra, ported from sigs.k8s.io/karpenter v1.13.0
  * `pkg/scheduling/requirement.go` and `requirements.go`: one port for every reader, so the
@@ -58,7 +59,7 @@ export function atoi(value: string): number | undefined {
  * any other operator falls through to the complement of the empty set (Exists), as in Go.
  */
 export function toRequirement(r: RequirementInput): Requirement {
-  const key = NORMALIZED_LABELS[r.key] ?? r.key;
+  const key = own(NORMALIZED_LABELS, r.key) ?? r.key;
   const values = r.values ?? [];
   const minValues = r.minValues;
   const bound = () => atoi(values[0] ?? '') ?? 0; // the schemas and the CRD's CEL rules reject anything else

@@ -5,6 +5,7 @@ import { compareQuantities, labelKey, labelValue, nonEmpty, nonNegativeQuantity,
 import { affinitySchema, envSchema, podSecurityContextSchema, securityContextSchema, topologySpreadConstraintSchema } from './pod-spec-schema.js';
 import { POD_SECURITY_LEVELS } from './pod-security.js';
 import { checkPodFields, podFieldWarnings, replicasOneWarning, spotPoolsFor } from './workload-pod-checks.js';
+import { own } from './own.js';
 
 /**
  * Workloads of an environment file (`workloads:`): Deployments made to survive Spot
@@ -229,7 +230,7 @@ export function resourceProblems(resources: { requests?: Record<string, string>;
   const out: WorkloadProblem[] = [];
   const limits = resources.limits ?? {};
   for (const [name, request] of Object.entries(resources.requests ?? {})) {
-    const limit = limits[name];
+    const limit = own(limits, name);
     const path = ['resources', 'requests', name];
     if (limit === undefined) {
       if (!OVERCOMMIT.test(name)) out.push({ path, message: `needs a limit too (resources.limits["${name}"], equal to the request): ${name} cannot be overcommitted`, value: request });

@@ -19,7 +19,7 @@ export const MAX_EXPANDED_NODES = 100_000;
  * `shape` completes "must be a YAML map with ...". YAML errors are located as
  * `file:line:col`, with the parser's own line and column.
  */
-export function parseYamlInput<S extends z.ZodType>(file: string, text: string, schema: S, shape: string): z.infer<S> {
+export function parseYamlInput<S extends z.ZodType>(file: string, text: string, schema: S, shape: string, opts: YamlInputOptions = {}): z.infer<S> {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true, lineCounter });
   if (doc.errors.length > 0) {
@@ -32,7 +32,7 @@ export function parseYamlInput<S extends z.ZodType>(file: string, text: string, 
       }),
     );
   }
-  checkAliases(file, doc, lineCounter);
+  checkKeys(file, doc, lineCounter, opts);
   // checkAliases bounded the expansion, so the library's own (much lower) alias limit is not needed.
   const raw: unknown = doc.toJS({ maxAliasCount: -1 });
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
@@ -41,6 +41,32 @@ export function parseYamlInput<S extends z.ZodType>(file: string, text: string, 
   const parsed = schema.safeParse(raw);
   if (!parsed.success) throw new ConfigError(file, issuesFromZod(parsed.error, raw, scalarsOf(doc)));
   return parsed.data;
+}
+
+export interface YamlInputOptions {
+  /** Its maps (labels, tags, annotations) are rendered into manifests by cdk8s: refuse the keys cdk8s cannot render too. */
+  readonly mapsBecomeManifests?: boolean;
+  /** Field paths (such as `environments.prod`) whose key is a name, never rendered as a map key: exempt from the cdk8s rule. */
+  readonly namesAt?: RegExp;
+}
+
+/** The first map key of `reserved`, as an error at its line; aliases are checked after (checkAliases). */
+function checkKeys(file: string, doc: Document, lineCounter: LineCounter, opts: YamlInputOptions): void {
+  let failure: ConfigError | undefined;
+  const where = (node: Node) => (node.range ? lineCounter.linePos(node.range[0]) : undefined);
+  visit(doc, {
+    Pair(_key, pair, ancestors) {
+      const key = pair.key;
+      if (!isScalar(key) || typeof key.value !== 'string') return undefined;
+      const path = pathOf([...ancestors, pair], pair.value);
+      const why = RESERVED_KEYS.get(key.value) ?? (opts.mapsBecomeManifests && !opts.namesAt?.test(path) ? MANIFEST_RESERVED_KEYS.get(key.value) : undefined);
+      if (why === undefined) return undefined;
+      failure = located(file, where(key), path, `key ${JSON.stringify(key.value)} is not allowed: ${why}; rename the key`);
+      return visit.BREAK;
+    },
+  });
+  if (failure) throw failure;
+  checkAliases(file, doc, lineCounter);
 }
 
 /**
@@ -74,18 +100,6 @@ function checkAliases(file: string, doc: Document, lineCounter: LineCounter): vo
     return n;
   };
   visit(doc, {
-    Pair(_key, pair, ancestors) {
-      // The schemas (zod) and every JavaScript object on the way drop an own __proto__ key
-      // without a word: a tag or label named so would vanish from the manifests.
-      if (!isScalar(pair.key) || pair.key.value !== '__proto__') return undefined;
-      failure = located(
-        file,
-        where(pair.key),
-        pathOf([...ancestors, pair], pair.value),
-        'key "__proto__" is not allowed: it names the JavaScript object prototype, which this toolchain cannot carry as a key (it would be dropped from the manifests); rename the key',
-      );
-      return visit.BREAK;
-    },
     Alias(_key, node, ancestors) {
       const path = pathOf(ancestors, node);
       const target = node.resolve(doc);
@@ -112,6 +126,19 @@ function checkAliases(file: string, doc: Document, lineCounter: LineCounter): vo
   });
   if (failure) throw failure;
 }
+
+/**
+ * Map keys that JavaScript gives a meaning, which a tag, label or annotation of that name
+ * would lose on its way to the manifests: refused where they are written, with the reason.
+ */
+const RESERVED_KEYS: ReadonlyMap<string, string> = new Map([
+  // zod and plain objects drop an own __proto__ key without a word.
+  ['__proto__', 'it names the JavaScript object prototype, which this toolchain cannot carry as a key (it would be dropped from the manifests)'],
+]);
+const MANIFEST_RESERVED_KEYS: ReadonlyMap<string, string> = new Map([
+  // cdk8s takes a map whose `constructor` is not Object for a class instance and refuses to render it.
+  ['constructor', 'cdk8s, which renders the manifests, cannot render a map with this key (it takes the map for a class instance)'],
+]);
 
 /** The field path (`nodePools[0].preset`) of a node, from the ancestors `visit` gives. */
 function pathOf(ancestors: readonly unknown[], node: unknown): string {

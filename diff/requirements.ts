@@ -9,6 +9,7 @@
  */
 
 import { NORMALIZED_LABELS, atoi, type RequirementInput } from '../config/node-requirements.js';
+import { own } from '../config/own.js';
 
 /**
  * Drift compares requirements as written, entry by entry (an entry's own operator and
@@ -16,7 +17,7 @@ import { NORMALIZED_LABELS, atoi, type RequirementInput } from '../config/node-r
  */
 export type Requirement = RequirementInput;
 
-export const normalizeKey = (key: string): string => NORMALIZED_LABELS[key] ?? key;
+export const normalizeKey = (key: string): string => own(NORMALIZED_LABELS, key) ?? key;
 
 /** Whether a node whose label `key` is `value` (undefined: no such label) satisfies one requirement. */
 export function admits(req: Requirement, value: string | undefined): boolean {

@@ -4,6 +4,7 @@ import { compileRule, isTransitionRule } from './cel.js';
 import { loadCrd, locateCrds, CRD_DIRS, type CrdLocation, type CrdVersion, type StructuralSchema, type ValidationRule } from './crds.js';
 import { objectMetaIssues } from './object-meta.js';
 import { fieldIssuesFromAjv, joinPath, toAjvSchema, type FieldIssue } from './schema.js';
+import { own } from '../config/own.js';
 
 /** One violation: `object` is `Kind/name`, `path` a field path such as `spec.template.spec.requirements[0]`. */
 export interface ManifestIssue {
@@ -138,7 +139,7 @@ function groupOf(apiVersion: string): string {
 }
 
 function childSchema(schema: StructuralSchema, key: string): StructuralSchema | undefined {
-  return schema.properties?.[key] ?? (typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined);
+  return own(schema.properties, key) ?? (typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined);
 }
 
 /**

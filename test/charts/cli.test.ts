@@ -78,6 +78,22 @@ describe('npm run synth (CLI)', () => {
     expect(existsSync(join(repo.root, 'dist/dev/untouched.k8s.yaml'))).toBe(true);
   });
 
+  it('GIVEN an environment named constructor (a valid name, and Object.prototype\'s) WHEN synthesized THEN it is written like any other', async () => {
+    repo = tempRepo({ withDist: true });
+    // Before: "There is already a Construct with name 'constructor'", exit 2 (the constructs library keeps children in a plain object).
+    repo.writeEnvironmentText('constructor', readFileSync(join(REPO, 'environments/dev.yaml'), 'utf8').replace('name: karpenter-dev', 'name: karpenter-constructor'));
+    const outputs = JSON.parse(readFileSync(join(REPO, 'infra/outputs/dev.json'), 'utf8').replaceAll('karpenter-dev', 'karpenter-constructor'));
+    writeFileSync(join(repo.root, 'infra/outputs/constructor.json'), `${JSON.stringify(outputs, null, 2)}\n`);
+    writeFileSync(join(repo.root, 'gitops.yaml'), `${readFileSync(join(repo.root, 'gitops.yaml'), 'utf8')}  constructor:\n    destination: {name: karpenter-constructor}\n`);
+    const r = await synthCli(repo.root);
+    expect(r.stderr.split('\n').filter((l) => l !== '' && !l.startsWith('warning: '))).toEqual([]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^synthesized constructor \(4 objects\), dev \(4 objects\)/);
+    const rename = (text: string) => text.replaceAll('karpenter-dev', 'karpenter-constructor').replaceAll('environment: dev', 'environment: constructor');
+    const dev = snapshotTree(join(repo.root, 'dist/dev'));
+    expect(snapshotTree(join(repo.root, 'dist/constructor'))).toEqual(Object.fromEntries(Object.entries(dev).map(([f, text]) => [f, rename(text)])));
+  });
+
   it('a full synth removes the directory of an environment that no longer exists', async () => {
     repo = tempRepo({ withDist: true });
     mkdirSync(join(repo.root, 'dist/old'));
