@@ -61,8 +61,8 @@ const CASES: Record<string, Case> = {
   },
   // zod and plain JavaScript objects drop an own __proto__ key silently: the tag would vanish from the EC2NodeClass.
   'a tag named __proto__': {
-    setup: (root) => appendFileSync(join(root, 'environments/dev.yaml'), 'tags:\n  team: platform\n  "__proto__": hostile\n'),
-    stderr: `${INVALID}environments/dev.yaml:25:3: tags.__proto__: key "__proto__" is not allowed: it names the JavaScript object prototype, which this toolchain cannot carry as a key (it would be dropped from the manifests); rename the key\n`,
+    setup: (root) => edit(root, 'dev', (t) => t.replace('nodeClasses:\n  - name: default\n', 'nodeClasses:\n  - name: default\n    tags:\n      team: platform\n      "__proto__": hostile\n')),
+    stderr: `${INVALID}environments/dev.yaml:22:7: nodeClasses[0].tags.__proto__: key "__proto__" is not allowed: it names the JavaScript object prototype, which this toolchain cannot carry as a key (it would be dropped from the manifests); rename the key\n`,
   },
   'dev.yml beside dev.yaml': {
     setup: (root) => cpSync(join(root, 'environments/dev.yaml'), join(root, 'environments/dev.yml')),
