@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { USAGE, UsageError, parseDiffArgs } from './args.js';
 import { ConfigError } from '../config/errors.js';
 import { synthesize } from '../charts/synth.js';
 import { readCatalogue, type Catalogue } from '../catalogue/catalogue.js';
@@ -17,7 +17,6 @@ import { daemonSetsFor } from '../config/daemonset-overhead.js';
 import { parseEnvironment, type LoadedEnvironment } from '../config/environment.js';
 import { morePending, simulateChange, simulationWarnings, type SimulationChoice, type SimulationReview } from './simulation.js';
 
-const USAGE = 'Usage: npm run diff [-- --base <git ref>] [--env <name>] [--fail-on drift|pending]... [--no-simulate]';
 
 export interface DiffOptions {
   readonly root: string;
@@ -145,8 +144,6 @@ export interface Io {
 
 const PROCESS_IO: Io = { stdout: (t) => process.stdout.write(t), stderr: (t) => process.stderr.write(t), ensureBinary: () => ensureBinary() };
 
-const FAIL_ON = ['drift', 'pending'] as const;
-
 /**
  * Exit status: 0 whatever the review says, 1 when a `--fail-on` condition holds. A
  * simulation that cannot run does not change it (the drift review still posts, saying why
@@ -154,31 +151,17 @@ const FAIL_ON = ['drift', 'pending'] as const;
  * answered: 2, as for any simulation that did not run.
  */
 export async function main(argv: readonly string[], io: Io = PROCESS_IO): Promise<number> {
-  const { values } = parseArgs({
-    args: [...argv],
-    options: {
-      base: { type: 'string' },
-      env: { type: 'string' },
-      'fail-on': { type: 'string', multiple: true },
-      'no-simulate': { type: 'boolean' },
-      root: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    strict: true,
-  });
-  if (values.help) {
+  const args = parseDiffArgs(argv);
+  if (args.help) {
     io.stdout(`${USAGE}\n`);
     return 0;
   }
-  const failOn = values['fail-on'] ?? [];
-  const bad = failOn.find((f) => !(FAIL_ON as readonly string[]).includes(f));
-  if (bad !== undefined) throw new UsageError(`--fail-on: must be one of ${FAIL_ON.map((f) => `"${f}"`).join(', ')}, got "${bad}"`);
-  if (failOn.includes('pending') && values['no-simulate']) throw new UsageError('--fail-on pending needs the simulation: it cannot be combined with --no-simulate');
+  const { failOn } = args;
   const result = runDiff({
-    root: resolve(values.root ?? process.cwd()),
-    ...(values.base ? { base: values.base } : {}),
-    ...(values.env ? { env: values.env } : {}),
-    simulate: values['no-simulate'] ? { run: false, why: '`--no-simulate`' } : { run: true, binary: io.ensureBinary },
+    root: resolve(args.root ?? process.cwd()),
+    ...(args.base ? { base: args.base } : {}),
+    ...(args.env ? { env: args.env } : {}),
+    simulate: args.noSimulate ? { run: false, why: '`--no-simulate`' } : { run: true, binary: io.ensureBinary },
   });
   io.stdout(result.markdown);
   const warnings = simulationWarnings(result.simulation);
@@ -192,24 +175,24 @@ export async function main(argv: readonly string[], io: Io = PROCESS_IO): Promis
   return (failOn.includes('drift') && result.drift) || pending.length > 0 ? 1 : 0;
 }
 
-class UsageError extends Error {}
-
-if (import.meta.url === `file://${process.argv[1]}`) {
+/**
+ * `npm run diff` once diff/main.ts has judged the command line: `main`, with every failure
+ * a message and exit 2.
+ */
+export async function command(argv: readonly string[], io: Io = PROCESS_IO): Promise<number> {
   try {
-    process.exitCode = await main(process.argv.slice(2));
+    return await main(argv, io);
   } catch (err) {
     if (err instanceof ConfigError) {
       // Still Markdown on stdout, so a pull-request bot posts why there is no review:
       // a workload that no longer fits anywhere, say, fails synth and lands here.
-      process.stdout.write(`## Karpenter review\n\n**The change does not synthesize**, so Argo CD could not sync it either:\n\n${err.message.split('\n').map((l) => `- ${l}`).join('\n')}\n`);
-      process.stderr.write(`error: invalid input\n${err.message}\n`);
-      process.exitCode = 2;
-    } else if (err instanceof GitError || err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      process.stderr.write(`error: ${(err as Error).message}\n${USAGE}\n`);
-      process.exitCode = 2;
+      io.stdout(`## Karpenter review\n\n**The change does not synthesize**, so Argo CD could not sync it either:\n\n${err.message.split('\n').map((l) => `- ${l}`).join('\n')}\n`);
+      io.stderr(`error: invalid input\n${err.message}\n`);
+    } else if (err instanceof GitError || err instanceof UsageError) {
+      io.stderr(`error: ${err.message}\n${USAGE}\n`);
     } else {
-      process.stderr.write(`error: ${(err as Error).stack ?? String(err)}\n`);
-      process.exitCode = 2;
+      io.stderr(`error: ${(err as Error).stack ?? String(err)}\n`);
     }
+    return 2;
   }
 }

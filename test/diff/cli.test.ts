@@ -188,7 +188,7 @@ describe('npm run diff: the base and the command line', () => {
       doc.nodeClasses[0].tags = { team: 'payments' };
     });
     const run = (...args: string[]) =>
-      spawnSync(process.execPath, [join(REPO, 'scripts/run.mjs'), join(REPO, 'diff', 'cli.ts'), '--root', repo!.root, '--base', 'main', '--env', 'prod', '--no-simulate', ...args], { encoding: 'utf8' });
+      spawnSync(process.execPath, [join(REPO, 'scripts/run.mjs'), join(REPO, 'diff', 'main.ts'), '--root', repo!.root, '--base', 'main', '--env', 'prod', '--no-simulate', ...args], { encoding: 'utf8' });
     const plain = run();
     const strict = run('--fail-on', 'drift');
     expect([plain.status, strict.status]).toEqual([0, 1]);
@@ -201,14 +201,14 @@ describe('npm run diff: the base and the command line', () => {
     repo.editEnvironment('prod', (doc) => {
       doc.workloads[0].resources = { requests: { cpu: '500', memory: '128Mi' }, limits: { memory: '128Mi' } };
     });
-    const out = spawnSync(process.execPath, [join(REPO, 'scripts/run.mjs'), join(REPO, 'diff', 'cli.ts'), '--root', repo.root, '--base', 'main', '--env', 'prod'], { encoding: 'utf8' });
+    const out = spawnSync(process.execPath, [join(REPO, 'scripts/run.mjs'), join(REPO, 'diff', 'main.ts'), '--root', repo.root, '--base', 'main', '--env', 'prod'], { encoding: 'utf8' });
     expect(out.status).toBe(2);
     expect(out.stdout).toMatch(/^## Karpenter review\n\n\*\*The change does not synthesize\*\*, so Argo CD could not sync it either:\n\n- environments\/prod\.yaml: workloads\[0\]: workload "checkout-api" needs 500 CPU/);
   });
 
   it('GIVEN an unknown base ref or --fail-on value WHEN the CLI runs THEN it exits 2 naming the bad value', () => {
     repo = gitRepo();
-    const run = (...args: string[]) => spawnSync(process.execPath, [join(REPO, 'scripts/run.mjs'), join(REPO, 'diff', 'cli.ts'), '--root', repo!.root, ...args], { encoding: 'utf8' });
+    const run = (...args: string[]) => spawnSync(process.execPath, [join(REPO, 'scripts/run.mjs'), join(REPO, 'diff', 'main.ts'), '--root', repo!.root, ...args], { encoding: 'utf8' });
     const badRef = run('--base', 'no-such-branch');
     expect(badRef.status).toBe(2);
     expect(badRef.stderr).toBe(`error: --base: must name a commit in ${repo.root}, got "no-such-branch"\nUsage: npm run diff [-- --base <git ref>] [--env <name>] [--fail-on drift|pending]... [--no-simulate]\n`);
