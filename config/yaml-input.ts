@@ -33,6 +33,7 @@ export function parseYamlInput<S extends z.ZodType>(file: string, text: string, 
     );
   }
   checkKeys(file, doc, lineCounter, opts);
+  checkAliases(file, doc, lineCounter);
   // checkAliases bounded the expansion, so the library's own (much lower) alias limit is not needed.
   const raw: unknown = doc.toJS({ maxAliasCount: -1 });
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
@@ -50,23 +51,21 @@ export interface YamlInputOptions {
   readonly namesAt?: RegExp;
 }
 
-/** The first map key of `reserved`, as an error at its line; aliases are checked after (checkAliases). */
+/** The first map key the toolchain cannot carry (RESERVED_KEYS, and MANIFEST_RESERVED_KEYS where opts say), as an error at its line. */
 function checkKeys(file: string, doc: Document, lineCounter: LineCounter, opts: YamlInputOptions): void {
   let failure: ConfigError | undefined;
-  const where = (node: Node) => (node.range ? lineCounter.linePos(node.range[0]) : undefined);
   visit(doc, {
     Pair(_key, pair, ancestors) {
       const key = pair.key;
-      if (!isScalar(key) || typeof key.value !== 'string') return undefined;
+      if (!isScalar(key) || typeof key.value !== 'string' || !(RESERVED_KEYS.has(key.value) || MANIFEST_RESERVED_KEYS.has(key.value))) return undefined;
       const path = pathOf([...ancestors, pair], pair.value);
       const why = RESERVED_KEYS.get(key.value) ?? (opts.mapsBecomeManifests && !opts.namesAt?.test(path) ? MANIFEST_RESERVED_KEYS.get(key.value) : undefined);
       if (why === undefined) return undefined;
-      failure = located(file, where(key), path, `key ${JSON.stringify(key.value)} is not allowed: ${why}; rename the key`);
+      failure = located(file, key.range ? lineCounter.linePos(key.range[0]) : undefined, path, `key ${JSON.stringify(key.value)} is not allowed: ${why}; rename the key`);
       return visit.BREAK;
     },
   });
   if (failure) throw failure;
-  checkAliases(file, doc, lineCounter);
 }
 
 /**
