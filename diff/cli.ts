@@ -7,7 +7,7 @@ import { readCatalogue, type Catalogue } from '../catalogue/catalogue.js';
 import { analyzeEnvironment } from '../analyze/analyze.js';
 import { fromAnalyzer } from './analysis.js';
 import { catalogueUniverse } from './universe.js';
-import { GitError, readDistAt, readFileAt, resolveBase } from './git.js';
+import { GitError, readDistAt, readFilesAt, resolveBase } from './git.js';
 import { reviewEnvironment, type EnvironmentReview } from './compare.js';
 import { renderMarkdown } from './markdown.js';
 import { recoverCommit } from '../config/atomic.js';
@@ -24,6 +24,8 @@ export interface DiffOptions {
   readonly env?: string;
   /** What Karpenter would launch before and after; default: simulate, building the binary on first need. */
   readonly simulate?: SimulationChoice;
+  /** Where notes go (an interrupted synth repaired, a base file today's schema cannot read); default: stderr. */
+  readonly note?: (line: string) => void;
 }
 
 export interface DiffResult {
@@ -40,7 +42,8 @@ export interface DiffResult {
  */
 export function runDiff(opts: DiffOptions): DiffResult {
   // The review compares with dist/: finish or undo an interrupted synth first (config/atomic.ts).
-  recoverCommit(opts.root, { onRepair: (note) => process.stderr.write(`note: ${note}\n`) });
+  const note = opts.note ?? ((line: string) => void process.stderr.write(line));
+  recoverCommit(opts.root, { onRepair: (text) => note(`note: ${text}\n`) });
   const base = resolveBase(opts.root, opts.base);
   const baseDist = readDistAt(opts.root, base.commit);
   // An environment the change deletes exists only at the base: review it as deleted, synthesize nothing.
@@ -55,7 +58,9 @@ export function runDiff(opts: DiffOptions): DiffResult {
   };
   // Each side is judged with its own environment file (zones, DaemonSets, review
   // settings): the base's is read with git, and today's stands in when it cannot be.
-  const baseEnvironments = new Map(names.filter((n) => baseDist.has(n) && now.has(n)).map((n) => [n, environmentAt(opts.root, base.commit, n)]));
+  const onBothSides = names.filter((n) => baseDist.has(n) && now.has(n));
+  const baseTexts = readFilesAt(opts.root, base.commit, onBothSides.flatMap(environmentFiles));
+  const baseEnvironments = new Map(onBothSides.map((n) => [n, environmentAt(n, base.commit, baseTexts, note)]));
   const reviews = names.map((name) => {
     const after = now.get(name);
     const before = baseDist.get(name);
@@ -97,19 +102,23 @@ export function runDiff(opts: DiffOptions): DiffResult {
   return { markdown, reviews, drift, simulation };
 }
 
+/** The files an environment may be defined by. */
+const environmentFiles = (name: string) => [`environments/${name}.yaml`, `environments/${name}.yml`];
+
 /**
- * The environment file at the base commit, or undefined when it is absent or does not
- * parse there (today's schema may be newer): the caller then uses today's, and says so.
+ * The environment file at the base commit (`texts`: those files as read there), or
+ * undefined when it is absent or does not parse there (today's schema may be newer): the
+ * caller then uses today's, and `note` says so.
  */
-function environmentAt(root: string, commit: string, name: string): LoadedEnvironment | undefined {
-  for (const path of [`environments/${name}.yaml`, `environments/${name}.yml`]) {
-    const text = readFileAt(root, commit, path);
+function environmentAt(name: string, commit: string, texts: ReadonlyMap<string, string | undefined>, note: (line: string) => void): LoadedEnvironment | undefined {
+  for (const path of environmentFiles(name)) {
+    const text = texts.get(path);
     if (text === undefined) continue;
     try {
       return parseEnvironment(path, text);
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
-      process.stderr.write(`note: ${path} at ${commit.slice(0, 12)} does not parse with today's schema, so the base is judged with today's file: ${err.message.split('\n')[0]}\n`);
+      note(`note: ${path} at ${commit.slice(0, 12)} does not parse with today's schema, so the base is judged with today's file: ${err.message.split('\n')[0]}\n`);
       return undefined;
     }
   }
@@ -162,6 +171,7 @@ export async function main(argv: readonly string[], io: Io = PROCESS_IO): Promis
     ...(args.base ? { base: args.base } : {}),
     ...(args.env ? { env: args.env } : {}),
     simulate: args.noSimulate ? { run: false, why: '`--no-simulate`' } : { run: true, binary: io.ensureBinary },
+    note: io.stderr,
   });
   io.stdout(result.markdown);
   const warnings = simulationWarnings(result.simulation);

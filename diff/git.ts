@@ -56,20 +56,61 @@ export function resolveBase(root: string, ref: string | undefined): Base {
 
 /** A file's text at the commit, or undefined when the commit has no such file. */
 export function readFileAt(root: string, commit: string, path: string): string | undefined {
-  const listed = git(root, ['ls-tree', '--name-only', commit, '--', path]).trim();
-  return listed === path ? git(root, ['show', `${commit}:${path}`]) : undefined;
+  return readFilesAt(root, commit, [path]).get(path);
+}
+
+/**
+ * The text of each path at the commit (undefined: no such file there), read by one
+ * `git cat-file --batch` for all of them: dist/ of 300 environments is 3,900 files, and a
+ * `git show` per file cost a process each. A path with a newline, which the batch
+ * protocol cannot name, is read with `git show` on its own.
+ */
+export function readFilesAt(root: string, commit: string, paths: readonly string[]): Map<string, string | undefined> {
+  const out = new Map<string, string | undefined>();
+  const batch = paths.filter((p) => !p.includes('\n'));
+  for (const p of paths) if (p.includes('\n')) out.set(p, git(root, ['show', `${commit}:${p}`]));
+  if (batch.length === 0) return out;
+  let bytes: Buffer;
+  try {
+    bytes = execFileSync('git', ['-C', root, 'cat-file', '--batch'], { input: batch.map((p) => `${commit}:${p}\n`).join(''), stdio: ['pipe', 'pipe', 'pipe'], maxBuffer: 1024 * 1024 * 1024 });
+  } catch (err) {
+    const stderr = String((err as { stderr?: unknown }).stderr ?? '').trim();
+    throw new GitError(`git cat-file --batch failed: ${stderr || (err as Error).message}`);
+  }
+  let at = 0;
+  for (const path of batch) {
+    const eol = bytes.indexOf(0x0a, at);
+    const header = bytes.toString('utf8', at, eol);
+    at = eol + 1;
+    // `<oid> <type> <size>`, then the content and a newline; or `<name> missing` (also for a path git cannot resolve).
+    const m = / (blob|tree|commit|tag) (\d+)$/.exec(header);
+    if (!m) {
+      out.set(path, undefined);
+      continue;
+    }
+    const size = Number(m[2]);
+    out.set(path, m[1] === 'blob' ? bytes.toString('utf8', at, at + size) : undefined);
+    at += size + 1;
+  }
+  return out;
 }
 
 /** Objects of dist/<env>/ at the commit, per environment directory found there. */
 export function readDistAt(root: string, commit: string): Map<string, Manifest[]> {
   const listing = git(root, ['ls-tree', '-r', '-z', '--name-only', commit, '--', 'dist/']);
+  const files = listing
+    .split('\0')
+    .filter(Boolean)
+    .sort()
+    .flatMap((path) => {
+      const m = /^dist\/([^/]+)\/([^/]+\.ya?ml)$/.exec(path);
+      return m ? [{ path, env: m[1]! }] : [];
+    });
+  const texts = readFilesAt(root, commit, files.map((f) => f.path));
   const out = new Map<string, Manifest[]>();
-  for (const path of listing.split('\0').filter(Boolean).sort()) {
-    const m = /^dist\/([^/]+)\/([^/]+\.ya?ml)$/.exec(path);
-    if (!m) continue;
-    const text = git(root, ['show', `${commit}:${path}`]);
-    const objects = parseManifests(text, `${path} at ${commit.slice(0, 12)}`);
-    out.set(m[1]!, [...(out.get(m[1]!) ?? []), ...objects]);
+  for (const { path, env } of files) {
+    const objects = parseManifests(texts.get(path) ?? '', `${path} at ${commit.slice(0, 12)}`);
+    out.set(env, [...(out.get(env) ?? []), ...objects]);
   }
   return out;
 }

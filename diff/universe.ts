@@ -15,7 +15,16 @@ export interface LabelUniverse {
   reachable(before: readonly Requirement[]): (key: string, value: string | undefined) => boolean;
 }
 
+const universes = new WeakMap<Catalogue, LabelUniverse>();
+
+/** The universe of a catalogue, built once per catalogue object: every environment of a region shares it. */
 export function catalogueUniverse(catalogue: Catalogue): LabelUniverse {
+  let universe = universes.get(catalogue);
+  if (!universe) universes.set(catalogue, (universe = buildUniverse(catalogue)));
+  return universe;
+}
+
+function buildUniverse(catalogue: Catalogue): LabelUniverse {
   const types = Object.values(catalogue.instanceTypes).map((t) => t.labels);
   const byKey = new Map<string, Set<string>>();
   for (const labels of types) for (const [k, v] of Object.entries(labels)) (byKey.get(k) ?? byKey.set(k, new Set()).get(k)!).add(v);

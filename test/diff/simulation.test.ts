@@ -151,5 +151,16 @@ describe('npm run diff: the base judged with its own environment file', () => {
     expect(why).not.toBe('');
     expect(written).toEqual([`note: environments/prod.yaml at ${baseCommit.slice(0, 12)} does not parse with today's schema, so the base is judged with today's file: ${why}\n`]);
     expect(result!.reviews.map((r) => r.status)).toEqual(['unchanged']);
+    // With a `note` of its own (the CLI passes its stderr), the note goes there and nowhere else.
+    const noted: string[] = [];
+    const quiet = vi.spyOn(process.stderr, 'write').mockImplementation(() => {
+      throw new Error('written to process.stderr');
+    });
+    try {
+      runDiff({ root: repo.root, base: 'main', env: 'prod', simulate: { run: false, why: 'test' }, note: (line) => noted.push(line) });
+    } finally {
+      quiet.mockRestore();
+    }
+    expect(noted).toEqual(written);
   });
 });
