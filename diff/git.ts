@@ -3,7 +3,7 @@ import { parseAllDocuments } from 'yaml';
 import type { Manifest } from '../charts/render.js';
 
 /**
- * Reads the committed dist/ of a base revision with git itself (`git show`), so the
+ * Reads the committed dist/ of a base revision with git itself (`git cat-file`), so the
  * working tree, and whatever synth last wrote there, never stands in for the base.
  */
 export class GitError extends Error {
