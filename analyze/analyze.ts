@@ -8,6 +8,7 @@ import { INFLATE } from '../charts/inflate.js';
 import { allocatableUnder, describesTypes, isPreviousGeneration, parseCatalogue, typeRequirement, variantOf, type CatalogueType, type NodeClassView } from './instance-types.js';
 import { GiB, formatMemory, parseQuantity } from './quantity.js';
 import { own } from '../config/own.js';
+import { memo } from './memo.js';
 
 /**
  * `npm run analyze` and `reports/<env>.md`: what each NodePool of an environment admits
@@ -59,21 +60,9 @@ export interface CostCeiling {
   readonly spot: { readonly low: CeilingEnd; readonly high: CeilingEnd } | null;
 }
 
-const selectionsOf = new WeakMap<ReturnType<typeof parseCatalogue>, Map<string, TypeSelection>>();
-
-/**
- * `derive()` once per selection (its admitted list) and key: what pools of one selection
- * ask alike (the same limits, the same pod) is computed once, in one environment or in 300.
- * Pure functions of the list and the key only; their results are never mutated.
- */
-function memo<T>(cache: WeakMap<object, Map<string, T>>, selection: object, key: string, derive: () => T): T {
-  let byKey = cache.get(selection);
-  if (!byKey) cache.set(selection, (byKey = new Map()));
-  if (byKey.has(key)) return byKey.get(key)!;
-  const value = derive();
-  byKey.set(key, value);
-  return value;
-}
+// Shared results (analyze/memo.ts): selections per catalogue and key, then what pools of one
+// selection ask alike (the same limits, the same pod) per admitted list.
+const selectionsOf = new WeakMap<object, Map<string, TypeSelection>>();
 const ceilings = new WeakMap<object, Map<string, CostCeiling>>();
 const cheapestFits = new WeakMap<object, Map<string, CheapestFit | undefined>>();
 const oldAndSmall = new WeakMap<object, Map<string, { readonly old: readonly string[]; readonly small: readonly string[] }>>();
@@ -202,9 +191,6 @@ export function analyzeEnvironment(env: LoadedEnvironment, objects: readonly Man
   const findings: Finding[] = [];
   const poolIndexes = new Map(env.config.nodePools.map((p, i) => [p.name, i]));
   const poolIndex = (name: string) => poolIndexes.get(name) ?? -1;
-  // Pools that ask the same of instance types (a preset used many times, in one environment
-  // or in 300) share one selection: a pure function of the catalogue and the key below.
-  const selections = selectionsOf.get(cat) ?? selectionsOf.set(cat, new Map()).get(cat)!;
 
   const pools = poolObjects.map((o) => {
     const spec = specOf<NodePoolSpec>(o);
@@ -219,8 +205,9 @@ export function analyzeEnvironment(env: LoadedEnvironment, objects: readonly Man
       .map((r) => `${r.key}${r.complement ? '!' : '='}${[...r.values].sort().join(',')}|${r.gte}|${r.lte}`)
       .sort()
       .join(';')}`;
-    let selection = selections.get(selectionKey);
-    if (!selection) {
+    // Pools that ask the same of instance types (a preset used many times, in one environment
+    // or in 300) share one selection: a pure function of the catalogue and the key above.
+    const selection = memo(selectionsOf, cat, selectionKey, (): TypeSelection => {
       const admittedTypes = cat.types.filter((t) => {
         if (view.windows && t.arch !== 'amd64') return false; // no Windows AMI for arm64
         for (const [key, incoming] of reqs) {
@@ -242,7 +229,7 @@ export function analyzeEnvironment(env: LoadedEnvironment, objects: readonly Man
         spotPrice: t.spotPrice,
         previousGeneration: isPreviousGeneration(t),
       }));
-      selection = {
+      return {
         admittedTypes,
         admitted,
         families: uniqueSorted(admitted.map((t) => t.family)),
@@ -251,8 +238,7 @@ export function analyzeEnvironment(env: LoadedEnvironment, objects: readonly Man
         // nano, micro, ..., large, xlarge, 2xlarge, ..., metal: by the fewest vCPUs a size has here.
         sizes: uniqueSorted(admitted.map((t) => t.size), (a, b) => minVcpu(admitted, a) - minVcpu(admitted, b) || (a < b ? -1 : 1)),
       };
-      selections.set(selectionKey, selection);
-    }
+    });
     const { admittedTypes, ...listed } = selection;
     const capacity = reqs.get('karpenter.sh/capacity-type');
     const capacityTypes = CAPACITY_TYPES.filter((c) => (!capacity || allows(capacity, c)) && admittedTypes.some((t) => t.capacityTypes.includes(c)));

@@ -1,5 +1,6 @@
 import type { Spec } from 'vega';
 import type { AdmittedType, EnvironmentAnalysis } from './analyze.js';
+import { memo } from './memo.js';
 
 /**
  * The report's chart: every admitted type of every pool, vCPU against On-Demand $/hour on
@@ -18,18 +19,13 @@ const SHAPES = ['circle', 'square', 'triangle-up', 'diamond', 'cross', 'triangle
 /** An id per admitted list: the key of a set of lists. */
 const listIds = new WeakMap<readonly AdmittedType[], number>();
 let nextListId = 0;
-const pointsByLists = new WeakMap<readonly AdmittedType[], Map<string, readonly unknown[]>>();
+const pointsByLists = new WeakMap<object, Map<string, readonly unknown[]>>();
 
-/** `derive(lists)` once per set of lists (in this order): a pure function of them, never mutated. */
+/** `derive(lists)` once per set of lists (in this order), kept with the first (analyze/memo.ts). */
 function sharedPoints<T>(lists: readonly (readonly AdmittedType[])[], derive: (lists: readonly (readonly AdmittedType[])[]) => T[]): readonly T[] {
   if (lists.length === 0) return derive(lists);
   const key = lists.map((l) => listIds.get(l) ?? listIds.set(l, nextListId++).get(l)!).join(',');
-  const first = lists[0]!;
-  let byKey = pointsByLists.get(first);
-  if (!byKey) pointsByLists.set(first, (byKey = new Map()));
-  let points = byKey.get(key) as T[] | undefined;
-  if (!points) byKey.set(key, (points = derive(lists)));
-  return points;
+  return memo(pointsByLists, lists[0]!, key, () => derive(lists)) as readonly T[];
 }
 
 export function chartSpec(a: EnvironmentAnalysis): Spec {
@@ -149,17 +145,10 @@ export function chartSpecText(spec: Spec): string {
 }
 
 /** Environments that share a points array (chartSpec) share its text too. */
-const textOfValues = new WeakMap<readonly unknown[], Map<string, string>>();
+const textOfValues = new WeakMap<object, Map<string, string>>();
 
 function valuesText(values: readonly unknown[], indent: string): string {
-  let byIndent = textOfValues.get(values);
-  if (!byIndent) textOfValues.set(values, (byIndent = new Map()));
-  let text = byIndent.get(indent);
-  if (text === undefined) {
-    text = values.length === 0 ? '[]' : `[\n${values.map((v) => `${indent} ${JSON.stringify(v)}`).join(',\n')}\n${indent}]`;
-    byIndent.set(indent, text);
-  }
-  return text;
+  return memo(textOfValues, values, indent, () => (values.length === 0 ? '[]' : `[\n${values.map((v) => `${indent} ${JSON.stringify(v)}`).join(',\n')}\n${indent}]`));
 }
 
 /** Renders a spec to SVG with Vega in Node, no DOM or canvas ('none' renderer). */

@@ -1,5 +1,6 @@
 import type { AdmittedType, CeilingEnd, EnvironmentAnalysis, PoolAnalysis, WorkloadFit } from './analyze.js';
 import { formatCpu, formatMemory } from './quantity.js';
+import { memo } from './memo.js';
 
 /**
  * `reports/<env>.md`: the analysis as Markdown a pull request shows as a plain diff.
@@ -19,12 +20,10 @@ function typeShape(t: AdmittedType): string {
 }
 
 /** Pools that share a selection share its admitted list (analyze.ts): its rows are computed once. */
-const extremesOf = new WeakMap<readonly AdmittedType[], string[]>();
+const extremesOf = new WeakMap<object, Map<string, string[]>>();
 
 function extremes(pool: PoolAnalysis): string[] {
-  let rows = extremesOf.get(pool.admitted);
-  if (!rows) extremesOf.set(pool.admitted, (rows = computeExtremes(pool)));
-  return rows;
+  return memo(extremesOf, pool.admitted, '', () => computeExtremes(pool));
 }
 
 function computeExtremes(pool: PoolAnalysis): string[] {

@@ -1,4 +1,3 @@
-import type { Chart } from 'cdk8s';
 import { Document, parse, visit } from 'yaml';
 
 /** A Kubernetes object as JSON, as cdk8s renders it. */
@@ -7,15 +6,6 @@ export interface Manifest {
   readonly kind: string;
   readonly metadata: { readonly name: string; readonly namespace?: string; readonly [k: string]: unknown };
   readonly [k: string]: unknown;
-}
-
-/**
- * Runs every construct's validations (cdk8s `node.addValidation`) and throws them all
- * together with their construct paths.
- */
-export function validateConstructs(chart: Chart): void {
-  const errors = chart.node.findAll().flatMap((c) => c.node.validate().map((e) => `[${c.node.path}] ${e}`));
-  if (errors.length > 0) throw new Error(`Validation failed:\n  ${errors.join('\n  ')}`);
 }
 
 /** The same file name cdk8s gives in FOLDER_PER_CHART_FILE_PER_RESOURCE mode. */

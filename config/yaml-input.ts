@@ -32,9 +32,8 @@ export function parseYamlInput<S extends z.ZodType>(file: string, text: string, 
       }),
     );
   }
-  checkKeys(file, doc, lineCounter, opts);
-  checkAliases(file, doc, lineCounter);
-  // checkAliases bounded the expansion, so the library's own (much lower) alias limit is not needed.
+  checkNodes(file, doc, lineCounter, opts);
+  // checkNodes bounded the expansion, so the library's own (much lower) alias limit is not needed.
   const raw: unknown = doc.toJS({ maxAliasCount: -1 });
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new ConfigError(file, [{ path: '', message: `must be a YAML map with ${shape}, got ${describeValue(raw)}` }]);
@@ -51,28 +50,13 @@ export interface YamlInputOptions {
   readonly namesAt?: RegExp;
 }
 
-/** The first map key the toolchain cannot carry (RESERVED_KEYS, and MANIFEST_RESERVED_KEYS where opts say), as an error at its line. */
-function checkKeys(file: string, doc: Document, lineCounter: LineCounter, opts: YamlInputOptions): void {
-  let failure: ConfigError | undefined;
-  visit(doc, {
-    Pair(_key, pair, ancestors) {
-      const key = pair.key;
-      if (!isScalar(key) || typeof key.value !== 'string' || !(RESERVED_KEYS.has(key.value) || MANIFEST_RESERVED_KEYS.has(key.value))) return undefined;
-      const path = pathOf([...ancestors, pair], pair.value);
-      const why = RESERVED_KEYS.get(key.value) ?? (opts.mapsBecomeManifests && !opts.namesAt?.test(path) ? MANIFEST_RESERVED_KEYS.get(key.value) : undefined);
-      if (why === undefined) return undefined;
-      failure = located(file, key.range ? lineCounter.linePos(key.range[0]) : undefined, path, `key ${JSON.stringify(key.value)} is not allowed: ${why}; rename the key`);
-      return visit.BREAK;
-    },
-  });
-  if (failure) throw failure;
-}
-
 /**
- * Every alias must name an anchor defined before it, must not sit inside its own anchor,
- * and all of them together must not expand the document past MAX_EXPANDED_NODES.
+ * One walk of the document, stopping at the first problem: a map key the toolchain cannot
+ * carry (RESERVED_KEYS, and MANIFEST_RESERVED_KEYS where `opts` say its maps are rendered),
+ * or an alias that names no anchor before it, sits inside its own anchor, or makes all of
+ * them together expand the document past MAX_EXPANDED_NODES.
  */
-function checkAliases(file: string, doc: Document, lineCounter: LineCounter): void {
+function checkNodes(file: string, doc: Document, lineCounter: LineCounter, opts: YamlInputOptions): void {
   const sizes = new Map<Node, number>();
   const open = new Set<Node>();
   let total = 0;
@@ -99,6 +83,15 @@ function checkAliases(file: string, doc: Document, lineCounter: LineCounter): vo
     return n;
   };
   visit(doc, {
+    Pair(_key, pair, ancestors) {
+      const key = pair.key;
+      if (!isScalar(key) || typeof key.value !== 'string' || !(RESERVED_KEYS.has(key.value) || MANIFEST_RESERVED_KEYS.has(key.value))) return undefined;
+      const path = pathOf([...ancestors, pair], pair.value);
+      const why = RESERVED_KEYS.get(key.value) ?? (opts.mapsBecomeManifests && !opts.namesAt?.test(path) ? MANIFEST_RESERVED_KEYS.get(key.value) : undefined);
+      if (why === undefined) return undefined;
+      failure = located(file, where(key), path, `key ${JSON.stringify(key.value)} is not allowed: ${why}; rename the key`);
+      return visit.BREAK;
+    },
     Alias(_key, node, ancestors) {
       const path = pathOf(ancestors, node);
       const target = node.resolve(doc);

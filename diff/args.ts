@@ -12,6 +12,9 @@ export const FAIL_ON = ['drift', 'pending'] as const;
 /** A bad command line: its message, then the usage, exit 2. */
 export class UsageError extends Error {}
 
+/** What stderr gets for a refused command line (or git refusing the base). */
+export const refusal = (message: string): string => `error: ${message}\n${USAGE}\n`;
+
 export interface DiffArgs {
   readonly help: boolean;
   readonly base?: string;

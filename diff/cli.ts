@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { USAGE, UsageError, parseDiffArgs } from './args.js';
+import { USAGE, UsageError, parseDiffArgs, refusal } from './args.js';
 import { ConfigError } from '../config/errors.js';
 import { synthesize } from '../charts/synth.js';
 import { readCatalogue, type Catalogue } from '../catalogue/catalogue.js';
@@ -199,7 +199,7 @@ export async function command(argv: readonly string[], io: Io = PROCESS_IO): Pro
       io.stdout(`## Karpenter review\n\n**The change does not synthesize**, so Argo CD could not sync it either:\n\n${err.message.split('\n').map((l) => `- ${l}`).join('\n')}\n`);
       io.stderr(`error: invalid input\n${err.message}\n`);
     } else if (err instanceof GitError || err instanceof UsageError) {
-      io.stderr(`error: ${err.message}\n${USAGE}\n`);
+      io.stderr(refusal(err.message));
     } else {
       io.stderr(`error: ${(err as Error).stack ?? String(err)}\n`);
     }

@@ -1,4 +1,4 @@
-import { USAGE, UsageError, parseDiffArgs } from './args.js';
+import { USAGE, UsageError, parseDiffArgs, refusal } from './args.js';
 
 /**
  * `npm run diff`: the command line is judged here, before the review's modules (synth,
@@ -13,7 +13,7 @@ try {
   }
 } catch (err) {
   if (!(err instanceof UsageError)) throw err;
-  process.stderr.write(`error: ${err.message}\n${USAGE}\n`);
+  process.stderr.write(refusal(err.message));
   early = 2;
 }
 process.exitCode = early ?? (await (await import('./cli.js')).command(argv));

@@ -5,7 +5,7 @@ import { commit, recoverCommit } from '../config/atomic.js';
 import { ConfigError } from '../config/errors.js';
 import { count, podSourceFrom, UsageError } from './args.js';
 import { ensureBinary, runSimulation, SimulationError } from './contract.js';
-import { prepare, readDist } from './inputs.js';
+import { prepare, readDist, type PrepareOptions } from './inputs.js';
 import { DEFAULT_RUNS, reportScenarios } from './scenarios.js';
 import { renderReport, renderText } from './render.js';
 
@@ -23,8 +23,11 @@ function writeReports(root: string, runs: number, binary: string): string[] {
   const reports = new Map<string, string>();
   for (const env of envs) {
     const dist = readDist(root, env);
+    // The environment file and its region's catalogue are read by the first scenario and reused by the next.
+    let loaded: Pick<PrepareOptions, 'environment' | 'catalogue'> = {};
     const sections = reportScenarios(dist).map(({ title, pods }) => {
-      const prepared = prepare({ root, env, pods, runs, dist });
+      const prepared = prepare({ root, env, pods, runs, dist, ...loaded });
+      loaded = { environment: prepared.env, catalogue: prepared.catalogue };
       return { title, prepared, output: runSimulation(binary, prepared.input) };
     });
     reports.set(join('reports', `${env}.simulation.md`), renderReport(env, sections));

@@ -2,7 +2,7 @@ import { Testing, type Chart } from 'cdk8s';
 import { describe, expect, it } from 'vitest';
 import type { NodePoolConfig } from '../../config/karpenter-schema.js';
 import { Inflate } from '../../charts/inflate.js';
-import { validateConstructs } from '../../charts/render.js';
+import { validateConstructs } from '../support/constructs.js';
 import { SpotReadyWorkload, spreadConstraints, toProbe, type SpotReadyWorkloadProps } from '../../charts/spot-ready-workload.js';
 
 type Obj = { kind: string; metadata: Record<string, any>; spec: any };

@@ -4,7 +4,7 @@ import { App } from 'cdk8s';
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { EnvironmentChart } from '../../charts/environment-chart.js';
-import { validateConstructs } from '../../charts/render.js';
+import { validateConstructs } from '../support/constructs.js';
 import { ConfigError } from '../../config/errors.js';
 import { loadEnvironment, parseEnvironment } from '../../config/environment.js';
 import type { NodePoolConfig } from '../../config/karpenter-schema.js';
